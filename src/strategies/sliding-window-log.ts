@@ -1,0 +1,213 @@
+import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+
+/** Capacity of a key's ring buffer when it is created, before it grows by doubling. */
+const INITIAL_CAPACITY = 4;
+
+/**
+ * The per-key state of {@link SlidingWindowLog}: the timestamps (milliseconds) of the allowed
+ * requests still in the window, oldest first, in a ring buffer over a `Float64Array`.
+ *
+ * The ring starts with room for 4 timestamps and doubles when full, up to `threshold`; it never
+ * holds more than `threshold` entries, since a request is recorded only when it fits. Memory is
+ * therefore 8 bytes per stored timestamp plus a small constant per key (see the README's measured
+ * figure).
+ */
+export class SlidingWindowLogState {
+  /** The ring buffer; its length is the capacity. */
+  times: Float64Array;
+  /** Index in {@link times} of the oldest entry. */
+  head = 0;
+  /** Number of entries, from {@link head} onwards, wrapping around. */
+  count = 0;
+
+  constructor(capacity: number) {
+    this.times = new Float64Array(capacity);
+  }
+}
+
+/**
+ * The exact **sliding-window log**: per key, the timestamps of the allowed requests.
+ *
+ * A request of cost `c` at time `now` (milliseconds):
+ * 1. evicts the timestamps `t` with `t <= now - window` (computed as `t + window <= now`);
+ * 2. is allowed when `live + c <= threshold`, where `live` is the number of timestamps left; it is
+ *    then recorded as `c` copies of `now`, and `remaining = threshold - live - c`;
+ * 3. is otherwise rejected, recording nothing, with
+ *    `retryAfter = (t_k + window - now) / 1000` seconds, where `t_k` is the k-th oldest live
+ *    timestamp for `k = live + c - threshold` (for `c = 1`, the oldest: `oldest + window - now`).
+ *    A request with `c > threshold` can never be allowed: `retryAfter = Infinity`.
+ *
+ * Only allowed requests are recorded, so a client that keeps calling while blocked still recovers
+ * one window after its oldest allowed request. In **any** interval of length `window` (half-open,
+ * `(t - window, t]`) at most `threshold` units are allowed: the log is exact, with no boundary
+ * burst (a fixed window of 100 per minute can let 200 through around a minute boundary; this
+ * cannot).
+ *
+ * **Clock going backwards.** Per key, time never runs backwards: a reading earlier than the
+ * newest recorded timestamp is treated as that timestamp, so the log stays sorted and
+ * `retryAfter` never exceeds the window. Eviction happens only when a request is allowed (a
+ * rejected request leaves the state exactly as it was), so nothing is evicted "in the future".
+ *
+ * **Cost.** Eviction and recording are O(1) amortized per cost unit: a ring buffer, never
+ * `Array.prototype.shift`. A decision reads O(1 + evicted) entries, a rejection O(cost).
+ * **Memory:** 8 bytes per timestamp held (at most `threshold` per key, growing by doubling from
+ * 4) plus a constant per key: choose another strategy when `threshold` is large (thousands) and
+ * keys are many.
+ *
+ * **Source:** the sliding-window log as described in the design of ratewarden's seed ("evict
+ * those `<= now - window`; allow if fewer than `threshold` remain"); also known as the "sliding
+ * log" in Cloudflare's 2017 article on rate limiting at scale, which trades it for a counter.
+ *
+ * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ */
+export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState> {
+  /** `"sliding-window-log"`. */
+  readonly name = 'sliding-window-log';
+  /** Always `true`: decisions are plain computations on memory. */
+  readonly synchronous = true;
+
+  /** Creates an empty log with room for `min(4, threshold)` timestamps. */
+  createState(limit: Limit): SlidingWindowLogState {
+    return new SlidingWindowLogState(Math.min(INITIAL_CAPACITY, limit.threshold));
+  }
+
+  /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
+  consume(
+    _key: string,
+    state: SlidingWindowLogState,
+    nowMs: number,
+    cost: number,
+    limit: Limit,
+  ): RateLimitResult {
+    return decide(state, nowMs, cost, limit, true);
+  }
+
+  /** The result a request of cost 1 would get at `nowMs`; records and evicts nothing. */
+  peek(
+    _key: string,
+    state: SlidingWindowLogState | undefined,
+    nowMs: number,
+    limit: Limit,
+  ): RateLimitResult {
+    if (state === undefined) {
+      return makeResult(true, limit.threshold, 0, limit.threshold, 0);
+    }
+    return decide(state, nowMs, 1, limit, false);
+  }
+
+  /** Says whether every timestamp has expired at `nowMs` (the key can then be forgotten). */
+  sweep(state: SlidingWindowLogState, nowMs: number, limit: Limit): boolean {
+    const count = state.count;
+    if (count === 0) return true;
+    const times = state.times;
+    let newest = state.head + count - 1;
+    if (newest >= times.length) newest -= times.length;
+    return (times[newest] as number) + limit.windowMs <= nowMs;
+  }
+}
+
+/** Builds a result; one object shape for every result, so call sites stay monomorphic. */
+function makeResult(
+  allowed: boolean,
+  remaining: number,
+  retryAfter: number,
+  limit: number,
+  resetAfter: number,
+): RateLimitResult {
+  return { allowed, remaining, retryAfter, limit, resetAfter };
+}
+
+/** The decision of {@link SlidingWindowLog}; mutates `state` only when `record` and allowed. */
+function decide(
+  state: SlidingWindowLogState,
+  nowMs: number,
+  cost: number,
+  limit: Limit,
+  record: boolean,
+): RateLimitResult {
+  const threshold = limit.threshold;
+  const windowMs = limit.windowMs;
+  let times = state.times;
+  let capacity = times.length;
+  const head = state.head;
+  const count = state.count;
+  let now = nowMs;
+  // `first` ends at the oldest live entry; `live` counts the entries from there on.
+  let first = head;
+  let live = count;
+  let newest = 0;
+  if (count > 0) {
+    let newestIndex = head + count - 1;
+    if (newestIndex >= capacity) newestIndex -= capacity;
+    newest = times[newestIndex] as number;
+    if (now < newest) now = newest;
+    while (live > 0 && (times[first] as number) + windowMs <= now) {
+      live--;
+      if (++first === capacity) first = 0;
+    }
+  }
+
+  if (live + cost <= threshold) {
+    if (!record) {
+      const resetAfter = live === 0 ? 0 : (newest + windowMs - now) / 1000;
+      return makeResult(true, threshold - live, 0, threshold, resetAfter);
+    }
+    let total = live + cost;
+    if (total > capacity) {
+      times = grow(state, first, live, total, threshold);
+      capacity = times.length;
+      first = 0;
+    }
+    let index = first + live;
+    if (index >= capacity) index -= capacity;
+    for (let i = 0; i < cost; i++) {
+      times[index] = now;
+      if (++index === capacity) index = 0;
+    }
+    state.head = first;
+    state.count = total;
+    return makeResult(true, threshold - total, 0, threshold, windowMs / 1000);
+  }
+
+  // Rejected: nothing changes. With a threshold lowered below what the log holds (a key whose
+  // limit changed), `live` may exceed `threshold`; `remaining` is then 0.
+  const remaining = live >= threshold ? 0 : threshold - live;
+  const resetAfter = live === 0 ? 0 : (newest + windowMs - now) / 1000;
+  if (cost > threshold) {
+    return makeResult(false, remaining, Infinity, threshold, resetAfter);
+  }
+  // The request fits once the k oldest live entries have expired.
+  let index = first + (live + cost - threshold) - 1;
+  if (index >= capacity) index -= capacity;
+  const retryAfter = ((times[index] as number) + windowMs - now) / 1000;
+  return makeResult(false, remaining, retryAfter, threshold, resetAfter);
+}
+
+/**
+ * Moves the `live` entries starting at `first` into a larger buffer, oldest at index 0, with
+ * room for at least `needed` entries: double the capacity, clamped to `[needed, max(threshold,
+ * needed)]`.
+ */
+function grow(
+  state: SlidingWindowLogState,
+  first: number,
+  live: number,
+  needed: number,
+  threshold: number,
+): Float64Array {
+  const old = state.times;
+  const oldCapacity = old.length;
+  let capacity = oldCapacity * 2;
+  if (capacity > threshold) capacity = threshold;
+  if (capacity < needed) capacity = needed;
+  const next = new Float64Array(capacity);
+  const tail = oldCapacity - first;
+  if (live <= tail) {
+    next.set(old.subarray(first, first + live), 0);
+  } else {
+    next.set(old.subarray(first, oldCapacity), 0);
+    next.set(old.subarray(0, live - tail), tail);
+  }
+  state.times = next;
+  return next;
+}

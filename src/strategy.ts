@@ -1,0 +1,109 @@
+/**
+ * The contract between {@link RateLimiter} and a rate-limiting algorithm.
+ *
+ * @module
+ */
+
+/**
+ * The outcome of one decision. A plain readonly object, new for every call.
+ *
+ * Times are in **seconds** (fractions allowed), counts in requests (or cost units).
+ */
+export interface RateLimitResult {
+  /** Whether the request was allowed (and recorded). */
+  readonly allowed: boolean;
+  /**
+   * Requests (cost units) that could still be allowed now, after this decision: an integer in
+   * `[0, limit]`.
+   */
+  readonly remaining: number;
+  /**
+   * Seconds to wait before this same request (same cost) would be allowed: `0` when allowed, a
+   * finite number in `(0, windowSeconds]` when rejected for now, and `Infinity` when it can never
+   * be allowed because its cost is greater than `limit` (waiting will not help).
+   */
+  readonly retryAfter: number;
+  /** The limit that applied: requests (cost units) allowed per window. */
+  readonly limit: number;
+  /**
+   * Seconds until the key's window is fully clear, that is until `remaining` would be back to
+   * `limit` if no other request arrived: in `[0, windowSeconds]`.
+   */
+  readonly resetAfter: number;
+}
+
+/**
+ * The limit a strategy enforces for one decision. Passed on every call, so that a strategy holds
+ * no configuration of its own and one instance can serve several limiters.
+ */
+export interface Limit {
+  /** Requests (cost units) allowed per window: a positive safe integer. */
+  readonly threshold: number;
+  /** The window length in **milliseconds**: a finite number greater than 0. */
+  readonly windowMs: number;
+}
+
+/**
+ * A rate-limiting algorithm, pluggable into {@link RateLimiter}.
+ *
+ * The limiter owns the per-key state (a `Map<string, State>`), the clock and the per-key
+ * mutex; a strategy says how to create a key's state and how to decide on it. A strategy never
+ * reads a clock: it is given `nowMs`. Within one key, `nowMs` may go backwards (a fake clock, a
+ * log replayed in file order); a strategy must then keep its state consistent, for example by
+ * treating time as the latest instant it has seen for that key.
+ *
+ * Calls on one key never overlap: the limiter runs {@link consume} under the key's mutex, and
+ * {@link peek} and {@link sweep} only when no decision is in flight for the key. Different keys
+ * may be decided concurrently.
+ *
+ * A strategy is **synchronous** when {@link consume} and {@link peek} return plain values (the
+ * in-memory strategies), and asynchronous when they return promises (a strategy backed by a
+ * store). Only synchronous strategies can be used with `allowRequestSync`.
+ *
+ * @typeParam State - the per-key state the limiter stores for this strategy.
+ */
+export interface RateLimitStrategy<State = unknown> {
+  /** A short name for messages and tooling, such as `"sliding-window-log"`. */
+  readonly name: string;
+  /**
+   * `true` when {@link consume} and {@link peek} return plain values. An asynchronous strategy
+   * sets `false`; its decisions are serialised per key by the limiter's mutex.
+   */
+  readonly synchronous: boolean;
+  /** Creates the empty state of a key seen for the first time (or again after being dropped). */
+  createState(limit: Limit): State;
+  /**
+   * Decides one request of `cost` units at `nowMs` and, only when it is allowed, records it.
+   * A rejected request must leave the decision-relevant state as it was.
+   *
+   * @param key - the key (user id) decided on, for strategies that address an external store.
+   * @param state - the key's state, owned by the limiter.
+   * @param nowMs - the limiter's clock in milliseconds, read for this decision.
+   * @param cost - a positive safe integer, already validated.
+   * @param limit - the limit to enforce.
+   */
+  consume(
+    key: string,
+    state: State,
+    nowMs: number,
+    cost: number,
+    limit: Limit,
+  ): RateLimitResult | PromiseLike<RateLimitResult>;
+  /**
+   * The result a request of cost 1 would get at `nowMs`, without recording anything.
+   *
+   * @param state - the key's state, or `undefined` when the key is not tracked.
+   */
+  peek(
+    key: string,
+    state: State | undefined,
+    nowMs: number,
+    limit: Limit,
+  ): RateLimitResult | PromiseLike<RateLimitResult>;
+  /**
+   * Drops what has expired at `nowMs` from `state` and says whether the state is now empty, so
+   * that the limiter can forget the key: a key created afresh must then decide exactly as the
+   * swept one would have. Must be synchronous and cheap; called by `cleanUp()`.
+   */
+  sweep(state: State, nowMs: number, limit: Limit): boolean;
+}
