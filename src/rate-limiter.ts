@@ -175,35 +175,39 @@ export class RateLimiter<State = unknown> {
   }
 
   /**
-   * The result a request of cost 1 by `user` would get now, without recording anything.
-   * With an asynchronous strategy it waits for the decisions already queued on the key.
+   * The result a request by `user` of `cost` units (default 1) would get now, without recording
+   * or evicting anything. With an asynchronous strategy it waits for the decisions already
+   * queued on the key.
    *
    * @throws never synchronously; rejects as {@link allowRequest} does.
    */
-  peek(user: User | string): Promise<RateLimitResult> {
+  peek(user: User | string, options?: RequestOptions): Promise<RateLimitResult> {
     let key: string;
+    let cost: number;
     try {
       key = keyOf(user);
+      cost = costOf(options);
     } catch (error) {
       return Promise.reject(error);
     }
     if (this.#synchronous) {
       try {
-        return Promise.resolve(this.#peek(key) as RateLimitResult);
+        return Promise.resolve(this.#peek(key, cost) as RateLimitResult);
       } catch (error) {
         return Promise.reject(error);
       }
     }
-    return this.#mutex.runExclusive(key, () => this.#peek(key));
+    return this.#mutex.runExclusive(key, () => this.#peek(key, cost));
   }
 
   /**
    * {@link peek}, returned directly, for synchronous strategies.
    * @throws as {@link allowRequestSync}.
    */
-  peekSync(user: User | string): RateLimitResult {
+  peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
     if (!this.#synchronous) throw notSynchronous(this.strategy.name, 'peekSync');
-    return this.#peek(keyOf(user)) as RateLimitResult;
+    const key = keyOf(user);
+    return this.#peek(key, costOf(options)) as RateLimitResult;
   }
 
   /**
@@ -277,9 +281,9 @@ export class RateLimiter<State = unknown> {
     });
   }
 
-  #peek(key: string): RateLimitResult | PromiseLike<RateLimitResult> {
+  #peek(key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
     const now = this.#now();
-    return this.strategy.peek(key, this.#states.get(key), now, this.#limit);
+    return this.strategy.peek(key, this.#states.get(key), now, cost, this.#limit);
   }
 }
 

@@ -90,7 +90,8 @@ export interface RateLimitStrategy<State = unknown> {
     limit: Limit,
   ): RateLimitResult | PromiseLike<RateLimitResult>;
   /**
-   * The result a request of cost 1 would get at `nowMs`, without recording anything.
+   * The result a request of `cost` units would get at `nowMs`, without recording or evicting
+   * anything: {@link consume} called next with the same arguments must decide the same way.
    *
    * @param state - the key's state, or `undefined` when the key is not tracked.
    */
@@ -98,6 +99,7 @@ export interface RateLimitStrategy<State = unknown> {
     key: string,
     state: State | undefined,
     nowMs: number,
+    cost: number,
     limit: Limit,
   ): RateLimitResult | PromiseLike<RateLimitResult>;
   /**

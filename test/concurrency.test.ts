@@ -39,7 +39,7 @@ class AwaitingCounter implements RateLimitStrategy<CounterState> {
     return { allowed: true, remaining: limit.threshold - state.count, retryAfter: 0, limit: limit.threshold, resetAfter: 1 };
   }
 
-  async peek(_key: string, state: CounterState | undefined, _now: number, limit: Limit): Promise<RateLimitResult> {
+  async peek(_key: string, state: CounterState | undefined, _now: number, _cost: number, limit: Limit): Promise<RateLimitResult> {
     await roundTrip();
     const seen = state?.count ?? 0;
     return { allowed: seen < limit.threshold, remaining: limit.threshold - seen, retryAfter: 0, limit: limit.threshold, resetAfter: 0 };

@@ -32,7 +32,7 @@ describe('memory: keys are forgotten once their window is clear', () => {
         s.last = now;
         return { allowed: true, remaining: limit.threshold - 1, retryAfter: 0, limit: limit.threshold, resetAfter: 0 };
       }
-      async peek(_k: string, _s: unknown, _n: number, limit: Limit): Promise<RateLimitResult> {
+      async peek(_k: string, _s: unknown, _n: number, _c: number, limit: Limit): Promise<RateLimitResult> {
         return { allowed: true, remaining: limit.threshold, retryAfter: 0, limit: limit.threshold, resetAfter: 0 };
       }
       sweep(s: { last: number }, now: number, limit: Limit) {

@@ -223,6 +223,8 @@ describe('peek', () => {
     clock.now = 10_000;
     expect(limiter.peekSync('a')).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 2 });
     expect(limiter.allowRequestSync('a').remaining).toBe(0);
+    expect(limiter.peekSync('a', { cost: 3 }).retryAfter).toBe(Infinity);
+    await expect(limiter.peek('a', { cost: 0 })).rejects.toBeInstanceOf(RangeError);
   });
 });
 

@@ -136,7 +136,8 @@ describe('sliding-window log: edge cases on a fake clock', () => {
     expect(last.remaining).toBe(50); // live: (596, 1596] holds 250 entries
     expect(state.count).toBe(250);
     // At 2000 ms the live entries are 1004..1596: 149 of them.
-    expect(strategy.peek('k', state, 2_000, limit).remaining).toBe(151);
+    expect(strategy.peek('k', state, 2_000, 1, limit).remaining).toBe(151);
+    expect(strategy.peek('k', state, 2_000, 152, limit).retryAfter).toBe(0.004);
     // A burst then fills the log to exactly 300, growing a wrapped ring to its full size.
     const burst = strategy.consume('k', state, 2_000, 151, limit);
     expect(burst.allowed).toBe(true);

@@ -32,6 +32,9 @@ function newRing(capacity: number): number[] {
   return new Array<number>(capacity).fill(0.5);
 }
 
+/** The state of a key not tracked: never written (peek does not record). */
+const EMPTY = new SlidingWindowLogState(1);
+
 /**
  * The exact **sliding-window log**: per key, the timestamps of the allowed requests.
  *
@@ -89,17 +92,15 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
     return decide(state, nowMs, cost, limit, true);
   }
 
-  /** The result a request of cost 1 would get at `nowMs`; records and evicts nothing. */
+  /** The result a request of `cost` units would get at `nowMs`; records and evicts nothing. */
   peek(
     _key: string,
     state: SlidingWindowLogState | undefined,
     nowMs: number,
+    cost: number,
     limit: Limit,
   ): RateLimitResult {
-    if (state === undefined) {
-      return makeResult(true, limit.threshold, 0, limit.threshold, 0);
-    }
-    return decide(state, nowMs, 1, limit, false);
+    return decide(state ?? EMPTY, nowMs, cost, limit, false);
   }
 
   /** Says whether every timestamp has expired at `nowMs` (the key can then be forgotten). */
