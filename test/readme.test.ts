@@ -1,0 +1,43 @@
+// The README's code blocks are real code: each marked block is extracted and run here, against
+// the built package (its `import ... from 'ratewarden'` resolves to dist/ through the exports map).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+function block(marker: string): string {
+  const match = new RegExp(`<!-- ${marker}: [^>]*-->\\n\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme);
+  if (!match?.[1]) throw new Error(`README block ${marker} not found`);
+  return match[1];
+}
+
+/** Writes the block to a module inside the project (so `ratewarden` resolves) and runs it. */
+async function run(marker: string): Promise<string[]> {
+  const dir = join(root, 'node_modules', '.readme-blocks');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${marker}.mts`);
+  writeFileSync(file, `${block(marker)}\nexport {};\n`);
+  const lines: string[] = [];
+  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+    lines.push(args.map(String).join(' '));
+  });
+  await import(/* @vite-ignore */ `${file}?t=${marker}`);
+  return lines;
+}
+
+describe('README code blocks', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('quick start: the first request is allowed with 299 left', async () => {
+    expect(await run('quick-start')).toEqual(['allowed, 299 left in the window']);
+  });
+
+  it('fake timers: a limit of 1 per 60 s, then a tick of 60 s', async () => {
+    expect(await run('fake-timers')).toEqual(['true', '60', 'true']);
+  });
+});
