@@ -1,0 +1,84 @@
+import { result } from '../result.js';
+import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+
+/** The per-key state of {@link FixedWindow}: when the key's current window started, and its count. */
+export class FixedWindowState {
+  /** Start of the current window, in milliseconds on the limiter's clock. */
+  start = 0;
+  /** Units allowed in the current window. */
+  count = 0;
+}
+
+/**
+ * The **fixed window** counter: per key, one counter that resets every `window`.
+ *
+ * A key's window starts at its first request and lasts `window`; the first request at or after
+ * its end starts a new one (windows are anchored per key, not to the clock, so keys do not all
+ * reset at the same instant). A request of cost `c` is allowed when `count + c <= threshold`;
+ * rejected, it waits until the window ends: `retryAfter = start + window - now`.
+ *
+ * **Burst:** up to `2 × threshold` in a span of length `window` — with 100 per minute, 100
+ * requests in the last second of one window and 100 more in the first second of the next are
+ * all allowed: 200 within two seconds. Choose it when that is acceptable and the cheapest state
+ * matters. The sliding-window log has no such burst; the sliding-window counter mostly smooths it.
+ *
+ * **Memory:** two numbers per key (about 100 bytes with the `Map` entry; see the README).
+ * **Cost per decision:** O(1). `retryAfter` is at most `window`; `resetAfter` likewise.
+ *
+ * **Clock going backwards:** a reading before the key's window start counts as that start.
+ *
+ * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ */
+export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
+  /** `"fixed-window"`. */
+  readonly name = 'fixed-window';
+  /** Always `true`. */
+  readonly synchronous = true;
+
+  /** An empty state: the window starts at the key's first allowed request. */
+  createState(): FixedWindowState {
+    return new FixedWindowState();
+  }
+
+  /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
+  consume(_key: string, state: FixedWindowState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state, nowMs, cost, limit, true);
+  }
+
+  /** The result a request of `cost` units would get at `nowMs`; records nothing. */
+  peek(_key: string, state: FixedWindowState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state ?? EMPTY, nowMs, cost, limit, false);
+  }
+
+  /** Says whether the key's window has ended (or it never counted anything). */
+  sweep(state: FixedWindowState, nowMs: number, limit: Limit): boolean {
+    return state.count === 0 || state.start + limit.windowMs <= nowMs;
+  }
+}
+
+const EMPTY = new FixedWindowState();
+
+function decide(state: FixedWindowState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
+  const threshold = limit.threshold;
+  const windowMs = limit.windowMs;
+  let start = state.start;
+  let count = state.count;
+  let now = nowMs;
+  if (count === 0 || start + windowMs <= now) {
+    // A new window, starting now (written only if this request is allowed).
+    start = now;
+    count = 0;
+  } else if (now < start) {
+    now = start;
+  }
+  const end = start + windowMs - now;
+  if (count + cost <= threshold) {
+    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end);
+    state.start = start;
+    state.count = count + cost;
+    return result(true, threshold - count - cost, 0, threshold, end);
+  }
+  const remaining = count >= threshold ? 0 : threshold - count;
+  const resetAfter = count === 0 ? 0 : end;
+  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter);
+}

@@ -1,0 +1,99 @@
+import { result } from '../result.js';
+import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+
+/**
+ * The per-key state of {@link GCRA}: the theoretical arrival time (TAT), stored scaled by the
+ * threshold (`TAT × threshold`, in units of `1 / threshold` ms) so that each emission interval
+ * `window / threshold` adds exactly `windowMs` units.
+ */
+export class GCRAState {
+  /** TAT × {@link scale}. */
+  tat: number;
+  /** The threshold that {@link tat} is scaled by (so a key whose limit changes is rescaled). */
+  scale: number;
+
+  constructor(tat: number, scale: number) {
+    this.tat = tat;
+    this.scale = scale;
+  }
+}
+
+/**
+ * **GCRA**, the generic cell rate algorithm: per key, one number, the theoretical arrival time
+ * (TAT) of the next request if requests came exactly at the allowed rate.
+ *
+ * With emission interval `T = window / threshold` and burst tolerance `τ = window − T`: a
+ * request of cost `c` at `now` is allowed when `max(TAT, now) + c × T − now <= window`, and then
+ * `TAT = max(TAT, now) + c × T`. Rejected, `retryAfter = max(TAT, now) + c × T − window − now`.
+ * `remaining` is how many more units would fit now; `resetAfter = TAT − now`, when the key is
+ * back to a full burst. Both are at most `window`.
+ *
+ * **Burst:** the same as a token bucket of `threshold` tokens refilled at `threshold` per
+ * `window` — `threshold` at once after idling, then one per `window / threshold`; up to
+ * `2 × threshold` within one `window`. It smooths traffic to an even rate, with one number of
+ * state instead of two.
+ *
+ * **Memory:** one number per key (plus the scale it is stored in), whatever the threshold.
+ * **Cost per decision:** O(1).
+ *
+ * **Arithmetic:** times are scaled by `threshold`, so that every step is a whole `windowMs` and
+ * no rounding drift accumulates: exact for integer-millisecond clocks while
+ * `now × threshold < 2^53` and `threshold × windowMs < 2^52`.
+ *
+ * **Clock going backwards:** `now` is taken as at least `TAT − window`, the earliest reading
+ * consistent with the state, so `retryAfter` never exceeds `window`.
+ *
+ * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), the virtual scheduling
+ * form of the GCRA; the algorithm of Rust's `governor` crate and of `redis-cell`.
+ *
+ * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ */
+export class GCRA implements RateLimitStrategy<GCRAState> {
+  /** `"gcra"`. */
+  readonly name = 'gcra';
+  /** Always `true`. */
+  readonly synchronous = true;
+
+  /** A TAT in the past: a full burst is available. */
+  createState(limit: Limit): GCRAState {
+    return new GCRAState(-Infinity, limit.threshold);
+  }
+
+  /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
+  consume(_key: string, state: GCRAState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state, nowMs, cost, limit, true);
+  }
+
+  /** The result a request of `cost` units would get at `nowMs`; records nothing. */
+  peek(_key: string, state: GCRAState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state ?? this.createState(limit), nowMs, cost, limit, false);
+  }
+
+  /** Says whether the TAT has passed (a full burst is available: the key decides as new). */
+  sweep(state: GCRAState, nowMs: number): boolean {
+    return state.tat / state.scale <= nowMs;
+  }
+}
+
+function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
+  const threshold = limit.threshold;
+  const windowMs = limit.windowMs;
+  const span = threshold * windowMs; // the window, scaled
+  const tat = state.scale === threshold ? state.tat : (state.tat / state.scale) * threshold;
+  let now = nowMs * threshold;
+  if (now < tat - span) now = tat - span;
+  const base = tat > now ? tat : now;
+  const next = base + cost * windowMs;
+  if (next - now <= span) {
+    if (record) {
+      state.tat = next;
+      state.scale = threshold;
+    }
+    const used = record ? next - now : base - now;
+    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold);
+  }
+  const remaining = Math.floor((span - (base - now)) / windowMs);
+  const resetAfter = (base - now) / threshold;
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter);
+  return result(false, remaining, (next - now - span) / threshold, threshold, resetAfter);
+}

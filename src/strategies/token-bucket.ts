@@ -1,0 +1,109 @@
+import { result } from '../result.js';
+import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+
+/**
+ * The per-key state of {@link TokenBucket}: the tokens in the bucket at the last refill, and when
+ * that was. Tokens are stored scaled by the window in milliseconds (`tokens × windowMs`), so that
+ * a refill of `elapsed × threshold` is exact integer arithmetic for integer-millisecond clocks.
+ */
+export class TokenBucketState {
+  /** Tokens × `scale`, at time {@link last}. */
+  level: number;
+  /** When {@link level} was computed, in milliseconds on the limiter's clock. */
+  last: number;
+  /** The `windowMs` that {@link level} is scaled by (so a key whose limit changes is rescaled). */
+  scale: number;
+
+  constructor(level: number, last: number, scale: number) {
+    this.level = level;
+    this.last = last;
+    this.scale = scale;
+  }
+}
+
+/**
+ * The **token bucket**: per key, a bucket of `threshold` tokens, refilled continuously at
+ * `threshold` tokens per `window`; a request of cost `c` takes `c` tokens, or is rejected if there
+ * are fewer.
+ *
+ * A new key starts with a full bucket. `remaining` is the whole tokens left;
+ * `retryAfter = (c − tokens) × window / threshold`, at most `window`; `resetAfter` is the time
+ * until the bucket is full again, at most `window`.
+ *
+ * **Burst:** a full bucket lets `threshold` requests through at once, then one per
+ * `window / threshold`; so up to `2 × threshold` within one `window` (the bucket's content plus a
+ * window of refill) — with 100 per minute, 100 at once and then one every 0.6 s. The long-run rate
+ * is `threshold` per `window`. Choose it to allow bursts of idle clients while holding a steady
+ * rate; it is the algorithm of most API gateways.
+ *
+ * **Memory:** three numbers per key, whatever the threshold. **Cost per decision:** O(1).
+ *
+ * **Arithmetic:** tokens are scaled by `windowMs`, so refills (`elapsed × threshold`) and takes
+ * (`c × windowMs`) are exact for integer-millisecond clocks while `threshold × windowMs < 2^52`;
+ * no rounding drift accumulates.
+ *
+ * **Clock going backwards:** no refill until the clock passes the last refill time again.
+ *
+ * Synchronous: usable with both `allowRequest` and `allowRequestSync`. The same behaviour as
+ * {@link GCRA}, which stores one number instead of two.
+ */
+export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
+  /** `"token-bucket"`. */
+  readonly name = 'token-bucket';
+  /** Always `true`. */
+  readonly synchronous = true;
+
+  /** A full bucket (the refill time is set by the first decision). */
+  createState(limit: Limit): TokenBucketState {
+    return new TokenBucketState(limit.threshold * limit.windowMs, -Infinity, limit.windowMs);
+  }
+
+  /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
+  consume(_key: string, state: TokenBucketState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state, nowMs, cost, limit, true);
+  }
+
+  /** The result a request of `cost` units would get at `nowMs`; takes nothing. */
+  peek(_key: string, state: TokenBucketState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
+    return decide(state ?? this.createState(limit), nowMs, cost, limit, false);
+  }
+
+  /** Says whether the bucket is full at `nowMs` (the key then decides as a new one). */
+  sweep(state: TokenBucketState, nowMs: number, limit: Limit): boolean {
+    const full = limit.threshold * limit.windowMs;
+    const level = rescaled(state, limit);
+    return level >= full || level + (nowMs - state.last) * limit.threshold >= full;
+  }
+}
+
+/** The state's level in the scale of `limit` (rescaled if the key's window changed). */
+function rescaled(state: TokenBucketState, limit: Limit): number {
+  return state.scale === limit.windowMs ? state.level : (state.level / state.scale) * limit.windowMs;
+}
+
+function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
+  const threshold = limit.threshold;
+  const windowMs = limit.windowMs;
+  const full = threshold * windowMs;
+  let level = rescaled(state, limit);
+  let now = nowMs;
+  if (now < state.last) now = state.last;
+  else if (level < full) {
+    level += (now - state.last) * threshold;
+    if (level > full) level = full;
+  }
+  const take = cost * windowMs;
+  if (take <= level) {
+    const after = record ? level - take : level;
+    if (record) {
+      state.level = after;
+      state.last = now;
+      state.scale = windowMs;
+    }
+    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold);
+  }
+  const remaining = Math.floor(level / windowMs);
+  const resetAfter = (full - level) / threshold;
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter);
+  return result(false, remaining, (take - level) / threshold, threshold, resetAfter);
+}
