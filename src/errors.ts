@@ -27,6 +27,10 @@ export class RateWardenTypeError extends TypeError {
   /** The stable error code. */
   readonly code: ErrorCode;
 
+  /**
+   * @param message - the message.
+   * @param code - the stable code; default {@link ErrorCode.InvalidType}.
+   */
   constructor(message: string, code: ErrorCode = ErrorCode.InvalidType) {
     super(message);
     this.name = 'TypeError';
@@ -36,9 +40,10 @@ export class RateWardenTypeError extends TypeError {
 
 /** A `RangeError` with the stable code {@link ErrorCode.OutOfRange}. */
 export class RateWardenRangeError extends RangeError {
-  /** The stable error code. */
-  readonly code: ErrorCode = ErrorCode.OutOfRange;
+  /** The stable error code: always {@link ErrorCode.OutOfRange}. */
+  readonly code: typeof ErrorCode.OutOfRange = ErrorCode.OutOfRange;
 
+  /** @param message - the message. */
   constructor(message: string) {
     super(message);
     this.name = 'RangeError';

@@ -29,6 +29,9 @@ interface Entry {
  * ```
  */
 export class KeyedMutex {
+  /** Creates a mutex with no key locked. */
+  constructor() {}
+
   readonly #entries = new Map<string, Entry>();
 
   /** Number of keys with a callback holding or waiting for their lock now. */

@@ -175,8 +175,10 @@ export class RateLimiter<State = unknown> {
   }
 
   /**
-   * The result a request by `user` of `cost` units (default 1) would get now, without recording
-   * or evicting anything. With an asynchronous strategy it waits for the decisions already
+   * Whether a request by `user` of `cost` units (default 1) would be allowed now, without
+   * recording or evicting anything. The result's `remaining` and `resetAfter` are as they stand
+   * before the request (a following {@link allowRequest} reports them after recording it);
+   * `retryAfter` is as {@link allowRequest} would report it. With an asynchronous strategy it waits for the decisions already
    * queued on the key.
    *
    * @throws never synchronously; rejects as {@link allowRequest} does.

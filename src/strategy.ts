@@ -70,7 +70,13 @@ export interface RateLimitStrategy<State = unknown> {
    * sets `false`; its decisions are serialised per key by the limiter's mutex.
    */
   readonly synchronous: boolean;
-  /** Creates the empty state of a key seen for the first time (or again after being dropped). */
+  /**
+   * Creates the empty state of a key seen for the first time (or again after being dropped).
+   * The limiter stores it only once a request on it has been allowed.
+   *
+   * @param limit - the limit of the key's first decision.
+   * @returns the new state.
+   */
   createState(limit: Limit): State;
   /**
    * Decides one request of `cost` units at `nowMs` and, only when it is allowed, records it.
@@ -93,7 +99,14 @@ export interface RateLimitStrategy<State = unknown> {
    * The result a request of `cost` units would get at `nowMs`, without recording or evicting
    * anything: {@link consume} called next with the same arguments must decide the same way.
    *
+   * The result's `remaining` and `resetAfter` are as they stand before the request (nothing is
+   * recorded), not after it as in {@link consume}'s result.
+   *
+   * @param key - the key (user id) asked about.
    * @param state - the key's state, or `undefined` when the key is not tracked.
+   * @param nowMs - the limiter's clock in milliseconds.
+   * @param cost - a positive safe integer, already validated.
+   * @param limit - the limit to check against.
    */
   peek(
     key: string,
@@ -106,6 +119,11 @@ export interface RateLimitStrategy<State = unknown> {
    * Drops what has expired at `nowMs` from `state` and says whether the state is now empty, so
    * that the limiter can forget the key: a key created afresh must then decide exactly as the
    * swept one would have. Must be synchronous and cheap; called by `cleanUp()`.
+   *
+   * @param state - the key's state.
+   * @param nowMs - the limiter's clock in milliseconds.
+   * @param limit - the key's limit.
+   * @returns `true` when the key can be forgotten.
    */
   sweep(state: State, nowMs: number, limit: Limit): boolean;
 }

@@ -603,7 +603,8 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
   it('reports the first 5 malformed lines, then a count; still prints a summary', () => {
     const text = Array.from({ length: 7 }, (_, i) => `garbage ${i + 1}\n`).join('');
     const run = cli(['replay', '-', '--json'], text);
-    expect(run.status).toBe(0);
+    // No line parsed at all: the summary is printed, and the exit status says it went wrong.
+    expect(run.status).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ requests: 0, allowed: 0, rejected: 0, clients: 0, malformed: 7 });
     expect(stderrLines(run)).toEqual([
       'ratewarden: line 1: malformed (no authuser): garbage 1',
@@ -612,17 +613,43 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
       'ratewarden: line 4: malformed (no authuser): garbage 4',
       'ratewarden: line 5: malformed (no authuser): garbage 5',
       'ratewarden: 2 more malformed lines not shown (7 in all)',
+      'ratewarden: no line of the input is in the Common or Combined Log Format (`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)',
     ]);
     const human = cli(['replay', '-'], text);
-    expect(human.status).toBe(0);
+    expect(human.status).toBe(1);
     expect(human.stdout).toMatch(/^requests {14}0$/m);
     expect(human.stdout).toMatch(/^malformed lines {7}7$/m);
   });
 
   it('shows the first 80 characters of a malformed line', () => {
     const long = `x${'y'.repeat(200)}`;
-    const run = cli(['replay', '-'], `${long}\n`);
-    expect(stderrLines(run)).toEqual([`ratewarden: line 1: malformed (no ident): ${long.slice(0, 80)}`]);
+    const valid = '10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 5\n';
+    const run = cli(['replay', '-'], `${valid}${long}\n`);
+    expect(run.status).toBe(0);
+    expect(stderrLines(run)).toEqual([`ratewarden: line 2: malformed (no ident): ${long.slice(0, 80)}`]);
+  });
+
+  it('recognises gzip data by its first bytes: on stdin, and in a file not named .gz', () => {
+    const gz = gzipSync(FIXTURE);
+    expect(cliJson(['replay', '-', ...FIXTURE_ARGS], gz)).toMatchObject(FIXTURE_EXPECTED);
+    const unnamed = join(dir, 'fixture-gzipped.log');
+    writeFileSync(unnamed, gz);
+    expect(cliJson(['replay', unnamed, ...FIXTURE_ARGS])).toMatchObject(FIXTURE_EXPECTED);
+    // And plain text in a file named .gz is read as the text it is.
+    const misnamed = join(dir, 'plain.log.gz');
+    writeFileSync(misnamed, FIXTURE);
+    expect(cliJson(['replay', misnamed, ...FIXTURE_ARGS])).toMatchObject(FIXTURE_EXPECTED);
+  });
+
+  it('exits 1 when no line parses (a binary file), and notes an empty input', () => {
+    const binary = Buffer.from(Array.from({ length: 3_000 }, (_, i) => (i * 7919) % 256));
+    const run = cli(['replay', '-'], binary);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^requests {14}0$/m);
+    expect(stderrLines(run).at(-1)).toMatch(/^ratewarden: no line of the input is in the Common or Combined Log Format/);
+    const empty = cli(['replay', '-'], '');
+    expect(empty.status).toBe(0);
+    expect(stderrLines(empty)).toEqual(['ratewarden: the input is empty']);
   });
 
   it('writes no progress when stderr is not a terminal', () => {
@@ -645,11 +672,13 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
       fails(['replay', join(dir, 'nope.log')], /^ratewarden: cannot read `.*nope\.log`: no such file or directory\n$/);
     });
 
-    it('a directory, and a file that is not gzip data', () => {
+    it('a directory, and gzip data that is corrupt or truncated', () => {
       fails(['replay', dir], /^ratewarden: cannot read `.*`: is a directory\n$/);
-      const fake = join(dir, 'fake.log.gz');
-      writeFileSync(fake, FIXTURE);
-      fails(['replay', fake], /^ratewarden: cannot read `.*fake\.log\.gz`: not valid gzip data \(.+\)\n$/);
+      const corrupt = join(dir, 'corrupt.log.gz');
+      const bad = Buffer.from(gzipSync(FIXTURE));
+      bad.fill(0x55, 10, 30);
+      writeFileSync(corrupt, bad);
+      fails(['replay', corrupt], /^ratewarden: cannot read `.*corrupt\.log\.gz`: not valid gzip data \(.+\)\n$/);
       const truncated = join(dir, 'truncated.log.gz');
       writeFileSync(truncated, gzipSync(FIXTURE).subarray(0, 40));
       fails(['replay', truncated], /^ratewarden: cannot read `.*truncated\.log\.gz`: not valid gzip data/);
@@ -657,22 +686,22 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
 
     it('a bad --threshold', () => {
       expect(fails(['replay', '--threshold', 'abc'], /--threshold/)).toBe(
-        'ratewarden: expected `--threshold` to be a positive integer, got `abc`\n',
+        'ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `abc`\n',
       );
       expect(fails(['replay', '--threshold', '0'], /--threshold/)).toBe(
-        'ratewarden: expected `--threshold` to be a positive integer, got `0`\n',
+        'ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `0`\n',
       );
-      fails(['replay', '--threshold', '1.5'], /^ratewarden: expected `--threshold` to be a positive integer, got `1\.5`\n$/);
-      fails(['replay', '--threshold', '-3'], /^ratewarden: expected `--threshold` to be a positive integer, got `-3`\n$/);
+      fails(['replay', '--threshold', '1.5'], /^ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `1\.5`\n$/);
+      fails(['replay', '--threshold', '-3'], /^ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `-3`\n$/);
       fails(['replay', '--threshold=9007199254740992'], /`--threshold`.*got `9007199254740992`/);
-      fails(['replay', '--threshold'], /^ratewarden: option `--threshold` needs a value \(a positive integer\)\n$/);
+      fails(['replay', '--threshold'], /^ratewarden: option `--threshold` needs a value \(a positive integer up to 9007199254740991\)\n$/);
     });
 
     it('a bad --window', () => {
       expect(fails(['replay', '--window', '-1'], /--window/)).toBe(
-        'ratewarden: expected `--window` to be a number of seconds greater than 0, got `-1`\n',
+        'ratewarden: expected `--window` to be a finite number of seconds greater than 0, got `-1`\n',
       );
-      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a number of seconds greater than 0, got `-1`\n$/);
+      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a finite number of seconds greater than 0, got `-1`\n$/);
       fails(['replay', '--window', '0'], /`--window`.*got `0`/);
       fails(['replay', '--window', 'abc'], /`--window`.*got `abc`/);
       fails(['replay', '--window', 'Infinity'], /`--window`.*got `Infinity`/);

@@ -42,7 +42,8 @@ sliding-window-log rate limit, in timestamp order, and reports how many requests
 would have been allowed and rejected. The client is the first field of each line.
 
 Arguments:
-  FILE                path of the log; \`-\` reads stdin; a name ending in .gz is
+  FILE                path of the log; \`-\` reads stdin; gzip data (a .gz file, or
+                      gzip on stdin) is recognised by its first bytes and
                       gunzipped. Default: the built-in sample (10,000 requests).
 
 Options:
@@ -166,6 +167,14 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   io.stdout.write(
     json ? `${JSON.stringify(summaryToJson(summary, label))}\n` : formatSummary(summary, label),
   );
+  if (summary.requests === 0 && summary.malformed > 0) {
+    io.stderr.write(
+      'ratewarden: no line of the input is in the Common or Combined Log Format ' +
+        '(`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)\n',
+    );
+    return 1;
+  }
+  if (summary.lines === 0) io.stderr.write('ratewarden: the input is empty\n');
   return 0;
 }
 
@@ -204,9 +213,9 @@ function parseArgsStrict(args: readonly string[]) {
 }
 
 const EXPECTED: Record<string, string> = {
-  '--threshold': 'a positive integer',
+  '--threshold': 'a positive integer up to 9007199254740991',
   '--top': 'a non-negative integer',
-  '--window': 'a number of seconds greater than 0',
+  '--window': 'a finite number of seconds greater than 0',
 };
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */

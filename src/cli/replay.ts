@@ -44,8 +44,8 @@ export interface ReplayOptions {
   /** A path, or a stream of the log's bytes. */
   readonly input: ReplayInput;
   /**
-   * Whether the input is gzip-compressed. Default: `true` for a path ending in `.gz`, `false`
-   * otherwise (streams included).
+   * Whether the input is gzip-compressed. Default: detected from its first two bytes (the gzip
+   * magic number `1f 8b`), for files and streams alike, whatever the file's name.
    */
   readonly gzip?: boolean | undefined;
   /** Requests allowed per window and client: a positive safe integer. Default 60. */
@@ -471,7 +471,10 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   };
 }
 
-/** Reads `input` (a path or a stream), gunzipping when asked, into `collector`. */
+/**
+ * Reads `input` (a path or a stream) into `collector`, gunzipping it when it starts with the gzip
+ * magic bytes `1f 8b` (whatever its name, stdin included) or when `gzipOption` says so.
+ */
 async function readInput(
   input: ReplayInput,
   gzipOption: boolean | undefined,
@@ -479,51 +482,60 @@ async function readInput(
   progress: ProgressReporter,
 ): Promise<void> {
   const label = typeof input === 'string' ? `\`${input}\`` : 'the input';
-  const gzip = gzipOption ?? (typeof input === 'string' && input.endsWith('.gz'));
   try {
+    let source: AsyncIterable<Uint8Array | string>;
+    let read: () => number;
+    let total: number | undefined;
     if (typeof input === 'string') {
       const handle = await open(input, 'r');
-      let size: number;
       try {
         const stat = await handle.stat();
         if (stat.isDirectory()) throw new ReplayInputError(`cannot read ${label}: is a directory`);
-        size = stat.size;
-        if (!stat.isFile()) size = -1;
+        total = stat.isFile() ? stat.size : undefined;
       } catch (error) {
         await handle.close();
         throw error;
       }
       const file = handle.createReadStream({ highWaterMark: 1 << 20 });
-      const total = size >= 0 ? size : undefined;
-      const onChunk = (): void => progress.reading(file.bytesRead, total, collector.lineNumber);
-      const sink = (source: AsyncIterable<Buffer>): Promise<void> =>
-        collectLines(source, collector, onChunk);
-      if (gzip) {
-        await pipeline(file, createGunzip({ chunkSize: 1 << 16 }), sink);
-      } else {
-        await pipeline(file, sink);
-      }
-    } else if (gzip) {
-      // Count the compressed bytes, before the gunzip stage.
-      let compressed = 0;
-      const counted = async function* (): AsyncGenerator<Buffer> {
-        for await (const chunk of input) {
-          const bytes = toBuffer(chunk);
-          compressed += bytes.length;
-          yield bytes;
-        }
-      };
-      const onChunk = (): void => progress.reading(compressed, undefined, collector.lineNumber);
-      const sink = (source: AsyncIterable<Buffer>): Promise<void> =>
-        collectLines(source, collector, onChunk);
-      await pipeline(counted, createGunzip({ chunkSize: 1 << 16 }), sink);
+      source = file;
+      read = () => file.bytesRead;
     } else {
       let bytesRead = 0;
-      const onChunk = (chunkBytes: number): void => {
-        bytesRead += chunkBytes;
-        progress.reading(bytesRead, undefined, collector.lineNumber);
-      };
-      await collectLines(input, collector, onChunk);
+      source = (async function* counted(): AsyncGenerator<Buffer> {
+        for await (const chunk of input) {
+          const bytes = toBuffer(chunk);
+          bytesRead += bytes.length;
+          yield bytes;
+        }
+      })();
+      read = () => bytesRead;
+    }
+    const onChunk = (): void => progress.reading(read(), total, collector.lineNumber);
+    const sink = (lines: AsyncIterable<Buffer>): Promise<void> => collectLines(lines, collector, onChunk);
+
+    // Look at the first chunk to tell gzip data from text, then read it and the rest.
+    const iterator = source[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    if (first.done === true) return;
+    const head = toBuffer(first.value);
+    const all = (async function* all(): AsyncGenerator<Buffer> {
+      try {
+        yield head;
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done === true) return;
+          yield toBuffer(next.value);
+        }
+      } finally {
+        // Stopped early (a gzip error): release the file or stream now, not at garbage collection.
+        await iterator.return?.();
+      }
+    })();
+    const gzip = gzipOption ?? (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
+    if (gzip) {
+      await pipeline(all, createGunzip({ chunkSize: 1 << 16 }), sink);
+    } else {
+      await sink(all);
     }
   } catch (error) {
     throw inputError(error, label);
