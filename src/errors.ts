@@ -60,7 +60,17 @@ export function describeValue(value: unknown): string {
   } else if (typeof value === 'function') {
     shown = 'function';
   } else if (value !== null && typeof value === 'object') {
-    shown = Array.isArray(value) ? 'array' : 'object';
+    let array = false;
+    try {
+      array = Array.isArray(value);
+    } catch {
+      // A revoked Proxy: Array.isArray throws on it.
+    }
+    shown = array ? 'array' : 'object';
+  } else if (typeof value === 'symbol') {
+    shown = value.toString();
+  } else if (Object.is(value, -0)) {
+    shown = '-0';
   } else {
     shown = String(value);
   }

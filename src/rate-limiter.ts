@@ -3,7 +3,6 @@ import {
   ErrorCode,
   RateWardenRangeError,
   RateWardenTypeError,
-  checkPositiveFinite,
   checkPositiveInteger,
   describeValue,
   rangeError,
@@ -36,8 +35,8 @@ export interface RateLimiterOptions<State = unknown> {
   /** Requests (cost units) allowed per window and key: a positive safe integer (1 to 2^53 - 1). */
   readonly threshold: number;
   /**
-   * The window length in **seconds**: a finite number greater than 0; fractions are allowed
-   * (`0.5` is half a second). `windowSeconds * 1000` must be finite too.
+   * The window length in **seconds**: a finite number of at least 0.000001 (one microsecond);
+   * fractions are allowed (`0.5` is half a second) and rounded to the microsecond.
    */
   readonly windowSeconds: number;
   /**
@@ -80,48 +79,65 @@ export interface RateLimiterOptions<State = unknown> {
  * @typeParam State - the per-key state of the strategy.
  */
 export class RateLimiter<State = unknown> {
-  /** Requests (cost units) allowed per window and key. */
-  readonly threshold: number;
-  /** The window length in seconds. */
-  readonly windowSeconds: number;
-  /** The strategy deciding requests. */
-  readonly strategy: RateLimitStrategy<State>;
-
+  readonly #strategy: RateLimitStrategy<State>;
   readonly #limit: Limit;
   readonly #clock: Clock;
   readonly #synchronous: boolean;
   readonly #states = new Map<string, State>();
   readonly #mutex = new KeyedMutex();
+  /** The latest clock reading used: the limiter's time never runs backwards. */
+  #latest = -Infinity;
 
   /**
    * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, an option has
    *   the wrong type, `strategy` lacks a method of {@link RateLimitStrategy}, or `clock` is not a
    *   function.
    * @throws {RateWardenRangeError} (a `RangeError`) when `threshold` is not a positive safe
-   *   integer, or `windowSeconds` is not a finite number greater than 0 (or `windowSeconds * 1000`
-   *   overflows).
+   *   integer (or exceeds the strategy's `maxThreshold`), or `windowSeconds` is not a finite
+   *   number from 0.000001 (one microsecond) up, with `windowSeconds * 1000` finite.
    */
   constructor(options: RateLimiterOptions<State>) {
     if (options === null || typeof options !== 'object') {
       throw typeError('options', 'an object', options);
     }
     const threshold = checkPositiveInteger('threshold', options.threshold);
-    const windowSeconds = checkPositiveFinite('windowSeconds', options.windowSeconds);
-    const windowMs = windowSeconds * 1000;
-    if (!Number.isFinite(windowMs)) {
-      throw rangeError('windowSeconds', 'at most Number.MAX_VALUE / 1000', windowSeconds);
+    const windowSeconds = checkWindow('windowSeconds', options.windowSeconds);
+    const strategy =
+      options.strategy === undefined ? (new SlidingWindowLog() as RateLimitStrategy<unknown>) : options.strategy;
+    const synchronous = checkStrategy(strategy);
+    const maxThreshold = strategy.maxThreshold ?? Number.MAX_SAFE_INTEGER;
+    if (threshold > maxThreshold) {
+      throw rangeError(
+        'threshold',
+        `at most ${maxThreshold} with the ${strategy.name} strategy (${strategy.name === 'sliding-window-log' ? 'it stores a timestamp per request; for larger limits use a counter, a token bucket or GCRA' : 'its documented maximum'})`,
+        threshold,
+      );
     }
-    const strategy = options.strategy ?? (new SlidingWindowLog() as RateLimitStrategy<unknown>);
-    checkStrategy(strategy);
-    const clock = options.clock ?? performanceClock;
+    const clock = options.clock === undefined ? performanceClock : options.clock;
     if (typeof clock !== 'function') throw typeError('clock', 'a function', clock);
 
-    this.threshold = threshold;
-    this.windowSeconds = windowSeconds;
-    this.strategy = strategy as RateLimitStrategy<State>;
-    this.#limit = { threshold, windowMs };
+    this.#strategy = strategy as RateLimitStrategy<State>;
+    // The window in milliseconds, rounded to the microsecond: 1.017 s is exactly 1017 ms (not
+    // 1016.9999999999999), so that integer-millisecond clocks give exact decisions.
+    const windowMs = Math.round(windowSeconds * 1e6) / 1000;
+    this.#limit = { threshold, windowMs, windowSeconds };
     this.#clock = clock;
-    this.#synchronous = strategy.synchronous;
+    this.#synchronous = synchronous;
+  }
+
+  /** Requests (cost units) allowed per window and key (read-only). */
+  get threshold(): number {
+    return this.#limit.threshold;
+  }
+
+  /** The window length in seconds (read-only). */
+  get windowSeconds(): number {
+    return this.#limit.windowSeconds;
+  }
+
+  /** The strategy deciding requests (read-only). */
+  get strategy(): RateLimitStrategy<State> {
+    return this.#strategy;
   }
 
   /** Number of keys tracked now (keys with state that {@link cleanUp} has not dropped). */
@@ -137,27 +153,29 @@ export class RateLimiter<State = unknown> {
    * @param options - {@link RequestOptions}: `cost`, default 1.
    * @returns a promise of the {@link RateLimitResult}.
    * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for an
-   *   invalid `user` or `cost` (state unchanged), with the strategy's error if it fails (the
-   *   key's lock is released, state unchanged), or with a `RangeError` if the clock returns a
-   *   value that is not finite.
+   *   invalid `user` or `cost` (state unchanged); with the strategy's error if it fails (the
+   *   key's lock is released; a new key is forgotten; an existing key's state is as the strategy
+   *   left it, unchanged for the built-in strategies, which do not fail); with a `TypeError` if
+   *   the clock returns a non-number, a `RangeError` if it returns NaN, ±Infinity or a reading so
+   *   large that adding the window does not change it.
+   *
+   * The limiter's time never runs backwards: a clock reading earlier than the latest one used
+   * counts as that latest one, so after the clock steps back, time stands still (and waits such
+   * as `retryAfter` are in the limiter's time) until it catches up.
+   *
+   * A strategy must not call back into the same limiter for the same key from `consume`: with
+   * an asynchronous strategy that would wait for its own lock.
    */
   allowRequest(user: User | string, options?: RequestOptions): Promise<RateLimitResult> {
-    let key: string;
-    let cost: number;
     try {
-      key = keyOf(user);
-      cost = costOf(options);
+      const key = keyOf(user);
+      const cost = costOf(options);
+      if (this.#synchronous) return Promise.resolve(this.#decide(key, cost) as RateLimitResult);
+      return this.#mutex.runExclusive(key, () => this.#decide(key, cost));
     } catch (error) {
+      // Bad input, a failing clock or synchronous strategy, or `this` not a RateLimiter.
       return Promise.reject(error);
     }
-    if (this.#synchronous) {
-      try {
-        return Promise.resolve(this.#decide(key, cost) as RateLimitResult);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    return this.#mutex.runExclusive(key, () => this.#decide(key, cost));
   }
 
   /**
@@ -168,7 +186,7 @@ export class RateLimiter<State = unknown> {
    *   when the clock returns a value that is not finite. State is unchanged in every case.
    */
   allowRequestSync(user: User | string, options?: RequestOptions): RateLimitResult {
-    if (!this.#synchronous) throw notSynchronous(this.strategy.name, 'allowRequestSync');
+    if (!this.#synchronous) throw notSynchronous(this.#strategy.name, 'allowRequestSync');
     const key = keyOf(user);
     const cost = costOf(options);
     return this.#decide(key, cost) as RateLimitResult;
@@ -184,22 +202,14 @@ export class RateLimiter<State = unknown> {
    * @throws never synchronously; rejects as {@link allowRequest} does.
    */
   peek(user: User | string, options?: RequestOptions): Promise<RateLimitResult> {
-    let key: string;
-    let cost: number;
     try {
-      key = keyOf(user);
-      cost = costOf(options);
+      const key = keyOf(user);
+      const cost = costOf(options);
+      if (this.#synchronous) return Promise.resolve(this.#peek(key, cost) as RateLimitResult);
+      return this.#mutex.runExclusive(key, () => this.#peek(key, cost));
     } catch (error) {
       return Promise.reject(error);
     }
-    if (this.#synchronous) {
-      try {
-        return Promise.resolve(this.#peek(key, cost) as RateLimitResult);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    return this.#mutex.runExclusive(key, () => this.#peek(key, cost));
   }
 
   /**
@@ -207,7 +217,7 @@ export class RateLimiter<State = unknown> {
    * @throws as {@link allowRequestSync}.
    */
   peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
-    if (!this.#synchronous) throw notSynchronous(this.strategy.name, 'peekSync');
+    if (!this.#synchronous) throw notSynchronous(this.#strategy.name, 'peekSync');
     const key = keyOf(user);
     return this.#peek(key, costOf(options)) as RateLimitResult;
   }
@@ -236,7 +246,7 @@ export class RateLimiter<State = unknown> {
    */
   cleanUp(): number {
     const now = this.#now();
-    const strategy = this.strategy;
+    const strategy = this.#strategy;
     const limit = this.#limit;
     const states = this.#states;
     const mutex = this.#mutex;
@@ -251,15 +261,35 @@ export class RateLimiter<State = unknown> {
     return dropped;
   }
 
-  /** Reads the clock and checks the reading. */
+  /**
+   * Reads the clock, checks the reading and keeps time monotonic: a reading earlier than the
+   * latest one used counts as that one, so that no key (and no sweep) ever sees time go back.
+   */
   #now(): number {
-    const now = this.#clock();
-    if (typeof now !== 'number' || !Number.isFinite(now)) {
-      throw new RateWardenRangeError(
-        `Expected \`clock\` to return a finite number of milliseconds, got ${describeValue(now)}`,
+    const reading = this.#clock();
+    if (typeof reading !== 'number') {
+      throw new RateWardenTypeError(
+        `Expected \`clock\` to return a number of milliseconds, got ${describeValue(reading)}`,
       );
     }
-    return now;
+    const latest = this.#latest;
+    if (reading > latest) {
+      // Finite, and large enough a window still moves it: `t + windowMs > t` (false for NaN).
+      if (!(reading + this.#limit.windowMs > reading) || reading === Infinity) {
+        throw new RateWardenRangeError(
+          `Expected \`clock\` to return a finite number of milliseconds whose floating-point ` +
+            `resolution is finer than the window (${this.#limit.windowMs} ms), got ${describeValue(reading)}`,
+        );
+      }
+      this.#latest = reading;
+      return reading;
+    }
+    if (reading !== reading || reading === -Infinity) {
+      throw new RateWardenRangeError(
+        `Expected \`clock\` to return a finite number of milliseconds, got ${describeValue(reading)}`,
+      );
+    }
+    return latest;
   }
 
   /** The critical section: read the clock, then evict, check and record through the strategy. */
@@ -267,25 +297,51 @@ export class RateLimiter<State = unknown> {
     const now = this.#now();
     const state = this.#states.get(key);
     if (state !== undefined) {
-      return this.strategy.consume(key, state, now, cost, this.#limit);
+      return this.#strategy.consume(key, state, now, cost, this.#limit);
     }
-    // A key seen for the first time is stored only once a request has been allowed, so that a
-    // rejected or failed first request leaves no trace.
-    const fresh = this.strategy.createState(this.#limit);
-    const result = this.strategy.consume(key, fresh, now, cost, this.#limit);
+    // A key seen for the first time keeps its state only once a request has been allowed, so
+    // that a rejected or failed first request leaves no trace.
+    const fresh = this.#strategy.createState(this.#limit);
     if (this.#synchronous) {
-      if ((result as RateLimitResult).allowed) this.#states.set(key, fresh);
+      const result = this.#strategy.consume(key, fresh, now, cost, this.#limit) as RateLimitResult;
+      if (typeof (result as { then?: unknown }).then === 'function') {
+        throw new RateWardenTypeError(
+          `Expected the strategy \`${this.#strategy.name}\` (declared synchronous) to return a ` +
+            'result, got a promise: declare `synchronous: false`',
+          ErrorCode.NotSynchronous,
+        );
+      }
+      if (result.allowed) this.#states.set(key, fresh);
       return result;
     }
-    return Promise.resolve(result).then((settled) => {
-      if (settled.allowed) this.#states.set(key, fresh);
-      return settled;
-    });
+    // Asynchronous: the state is in the map while the decision is in flight, so that reset()
+    // can forget it; it is taken out again if the request is not allowed.
+    this.#states.set(key, fresh);
+    const forget = (): void => {
+      if (this.#states.get(key) === fresh) this.#states.delete(key);
+    };
+    let pending: PromiseLike<RateLimitResult> | RateLimitResult;
+    try {
+      pending = this.#strategy.consume(key, fresh, now, cost, this.#limit);
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    return Promise.resolve(pending).then(
+      (settled) => {
+        if (!settled.allowed) forget();
+        return settled;
+      },
+      (error: unknown) => {
+        forget();
+        throw error;
+      },
+    );
   }
 
   #peek(key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
     const now = this.#now();
-    return this.strategy.peek(key, this.#states.get(key), now, cost, this.#limit);
+    return this.#strategy.peek(key, this.#states.get(key), now, cost, this.#limit);
   }
 }
 
@@ -315,8 +371,8 @@ function costOf(options: unknown): number {
   return checkPositiveInteger('cost', cost);
 }
 
-/** Checks that `strategy` has the shape of a {@link RateLimitStrategy}. */
-function checkStrategy(strategy: unknown): void {
+/** Checks that `strategy` has the shape of a {@link RateLimitStrategy}; returns `synchronous`. */
+function checkStrategy(strategy: unknown): boolean {
   if (strategy === null || typeof strategy !== 'object') {
     throw typeError('strategy', 'an object implementing RateLimitStrategy', strategy);
   }
@@ -326,10 +382,31 @@ function checkStrategy(strategy: unknown): void {
       throw typeError(`strategy.${method}`, 'a function', s[method]);
     }
   }
-  if (typeof s.synchronous !== 'boolean') {
-    throw typeError('strategy.synchronous', 'a boolean', s.synchronous);
+  const synchronous = s.synchronous; // read once: a getter cannot answer twice differently
+  if (typeof synchronous !== 'boolean') {
+    throw typeError('strategy.synchronous', 'a boolean', synchronous);
   }
   if (typeof s.name !== 'string') throw typeError('strategy.name', 'a string', s.name);
+  const maxThreshold = s.maxThreshold;
+  if (maxThreshold !== undefined && typeof maxThreshold !== 'number') {
+    throw typeError('strategy.maxThreshold', 'a number or undefined', maxThreshold);
+  }
+  return synchronous;
+}
+
+/** The smallest window: one microsecond. */
+const MIN_WINDOW_SECONDS = 1e-6;
+
+/**
+ * Checks a window length in seconds: a finite number of at least one microsecond whose value in
+ * milliseconds is finite too.
+ */
+function checkWindow(name: string, value: unknown): number {
+  if (typeof value !== 'number') throw typeError(name, 'a finite number of seconds, at least 0.000001', value);
+  if (!(value >= MIN_WINDOW_SECONDS) || !Number.isFinite(value * 1000)) {
+    throw rangeError(name, 'a finite number of seconds, at least 0.000001', value);
+  }
+  return value;
 }
 
 function notSynchronous(name: string, method: string): RateWardenTypeError {

@@ -5,8 +5,12 @@ import type { RateLimitResult } from './strategy.js';
  * here, so that all results share one object shape (call sites stay monomorphic) and one
  * conversion to seconds.
  *
+ * The conversion `ms / 1000` can land a rounding step above the documented maximum (`windowMs /
+ * 1000` is not always exactly `windowSeconds`), so both times are clamped to `maxSeconds`.
+ *
  * @param retryAfterMs - milliseconds until the request would be allowed; `Infinity` for never.
  * @param resetAfterMs - milliseconds until the key's state is fully clear.
+ * @param maxSeconds - the strategy's documented maximum wait, in seconds.
  */
 export function result(
   allowed: boolean,
@@ -14,6 +18,11 @@ export function result(
   retryAfterMs: number,
   limit: number,
   resetAfterMs: number,
+  maxSeconds: number,
 ): RateLimitResult {
-  return { allowed, remaining, retryAfter: retryAfterMs / 1000, limit, resetAfter: resetAfterMs / 1000 };
+  let retryAfter = retryAfterMs / 1000;
+  if (retryAfter > maxSeconds && retryAfter !== Infinity) retryAfter = maxSeconds;
+  let resetAfter = resetAfterMs / 1000;
+  if (resetAfter > maxSeconds) resetAfter = maxSeconds;
+  return { allowed, remaining, retryAfter, limit, resetAfter };
 }

@@ -39,8 +39,11 @@ export interface RateLimitResult {
 export interface Limit {
   /** Requests (cost units) allowed per window: a positive safe integer. */
   readonly threshold: number;
-  /** The window length in **milliseconds**: a finite number greater than 0. */
+  /** The window length in **milliseconds**: `windowSeconds × 1000`. */
   readonly windowMs: number;
+  /** The window length in **seconds**, as configured: results never report waits beyond it
+   * (or beyond the strategy's documented multiple of it). */
+  readonly windowSeconds: number;
 }
 
 /**
@@ -48,9 +51,10 @@ export interface Limit {
  *
  * The limiter owns the per-key state (a `Map<string, State>`), the clock and the per-key
  * mutex; a strategy says how to create a key's state and how to decide on it. A strategy never
- * reads a clock: it is given `nowMs`. Within one key, `nowMs` may go backwards (a fake clock, a
- * log replayed in file order); a strategy must then keep its state consistent, for example by
- * treating time as the latest instant it has seen for that key.
+ * reads a clock: it is given `nowMs`, which never decreases from one call to the next (the
+ * limiter takes a clock reading earlier than its latest as the latest), so a strategy may drop
+ * what has expired at `nowMs` in any call. The built-in strategies also stay consistent when
+ * called directly with a time that goes back.
  *
  * Calls on one key never overlap: the limiter runs {@link consume} under the key's mutex, and
  * {@link peek} and {@link sweep} only when no decision is in flight for the key. Different keys
@@ -70,6 +74,12 @@ export interface RateLimitStrategy<State = unknown> {
    * sets `false`; its decisions are serialised per key by the limiter's mutex.
    */
   readonly synchronous: boolean;
+  /**
+   * The largest `threshold` the strategy supports, when it has one (the sliding-window log stores
+   * a timestamp per unit, so it caps memory per key). The limiter checks it at construction.
+   * @default Number.MAX_SAFE_INTEGER
+   */
+  readonly maxThreshold?: number;
   /**
    * Creates the empty state of a key seen for the first time (or again after being dropped).
    * The limiter stores it only once a request on it has been allowed.

@@ -53,7 +53,7 @@ class AwaitingCounter implements RateLimitStrategy<CounterState> {
 describe('an awaiting strategy driven concurrently', () => {
   it('without the limiter, over-admits (the race the mutex exists to prevent)', async () => {
     const strategy = new AwaitingCounter();
-    const limit = { threshold: 10, windowMs: 1_000 };
+    const limit = { threshold: 10, windowMs: 1_000, windowSeconds: 1 };
     const state = strategy.createState();
     const results = await Promise.all(
       Array.from({ length: 100 }, () => strategy.consume('k', state, 0, 1, limit)),
@@ -97,7 +97,7 @@ describe('an awaiting strategy driven concurrently', () => {
     expect((await blocked).allowed).toBe(true);
   });
 
-  it('a failing strategy rejects that call only, releases the lock and changes nothing', async () => {
+  it('a failing strategy rejects the calls it fails, releases the lock and changes nothing', async () => {
     const strategy = new AwaitingCounter();
     const limiter = new RateLimiter({ threshold: 3, windowSeconds: 1, strategy, clock: () => 0 });
     await limiter.allowRequest('k');
@@ -109,6 +109,23 @@ describe('an awaiting strategy driven concurrently', () => {
     const after = await Promise.all([limiter.allowRequest('k'), limiter.allowRequest('k'), limiter.allowRequest('k')]);
     expect(after.map((r) => r.remaining)).toEqual([1, 0, 0]);
     expect(after.map((r) => r.allowed)).toEqual([true, true, false]);
+  });
+
+  it('reset during the first request of a key forgets it (no state is put back afterwards)', async () => {
+    const strategy = new AwaitingCounter();
+    let open!: () => void;
+    strategy.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy, clock: () => 0 });
+    const first = limiter.allowRequest('blocked');
+    await Promise.resolve();
+    expect(limiter.reset('blocked')).toBe(true);
+    open();
+    expect((await first).allowed).toBe(true);
+    expect(limiter.size).toBe(0);
+    strategy.gate = undefined;
+    expect((await limiter.allowRequest('blocked')).allowed).toBe(true);
   });
 
   it('a failing first request leaves no state for the key', async () => {

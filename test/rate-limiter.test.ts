@@ -27,12 +27,16 @@ describe('constructor options', () => {
     ['NaN threshold', { threshold: NaN, windowSeconds: 1 }, RangeError, /got `NaN`/],
     ['infinite threshold', { threshold: Infinity, windowSeconds: 1 }, RangeError, /got `Infinity`/],
     ['unsafe threshold', { threshold: 2 ** 53, windowSeconds: 1 }, RangeError, /`threshold`/],
-    ['missing window', { threshold: 1 }, TypeError, /`windowSeconds` to be a finite number greater than 0, got `undefined`/],
+    ['missing window', { threshold: 1 }, TypeError, /`windowSeconds` to be a finite number of seconds, at least 0.000001, got `undefined`/],
+    ['sub-microsecond window', { threshold: 1, windowSeconds: 1e-7 }, RangeError, /`windowSeconds` .* got `1e-7`/],
+    ['null clock', { ...ok, clock: null }, TypeError, /`clock` to be a function, got `null`/],
+    ['null strategy', { ...ok, strategy: null }, TypeError, /`strategy` to be an object/],
+    ['threshold above the log maximum', { threshold: 2 ** 20 + 1, windowSeconds: 1 }, RangeError, /`threshold` to be at most 1048576 with the sliding-window-log strategy .* got `1048577`/],
     ['zero window', { threshold: 1, windowSeconds: 0 }, RangeError, /`windowSeconds` .* got `0`/],
     ['negative window', { threshold: 1, windowSeconds: -1 }, RangeError, /got `-1`/],
     ['NaN window', { threshold: 1, windowSeconds: NaN }, RangeError, /got `NaN`/],
     ['infinite window', { threshold: 1, windowSeconds: Infinity }, RangeError, /got `Infinity`/],
-    ['overflowing window', { threshold: 1, windowSeconds: 1e308 }, RangeError, /`windowSeconds` to be at most/],
+    ['overflowing window', { threshold: 1, windowSeconds: 1e308 }, RangeError, /`windowSeconds` to be a finite number of seconds, at least 0.000001, got `1e\+308`/],
     ['bigint window', { threshold: 1, windowSeconds: 10n }, TypeError, /got `10n` \(bigint\)/],
     ['clock not a function', { ...ok, clock: 5 }, TypeError, /`clock` to be a function, got `5`/],
     ['strategy not an object', { ...ok, strategy: 'gcra' }, TypeError, /`strategy` to be an object/],
@@ -56,10 +60,15 @@ describe('constructor options', () => {
   }
 
   it('accepts the boundaries and exposes the options', () => {
-    const limiter = new RateLimiter({ threshold: Number.MAX_SAFE_INTEGER, windowSeconds: 1e-3 });
-    expect(limiter.threshold).toBe(Number.MAX_SAFE_INTEGER);
-    expect(limiter.windowSeconds).toBe(1e-3);
+    const limiter = new RateLimiter({ threshold: 2 ** 20, windowSeconds: 1e-6 });
+    expect(limiter.threshold).toBe(2 ** 20);
+    expect(limiter.windowSeconds).toBe(1e-6);
     expect(limiter.strategy).toBeInstanceOf(SlidingWindowLog);
+    // Read-only: assigning throws (module code is strict) and changes nothing.
+    expect(() => {
+      (limiter as { threshold: number }).threshold = 5;
+    }).toThrow(TypeError);
+    expect(limiter.threshold).toBe(2 ** 20);
   });
 
   it('never shares error instances', () => {
@@ -134,6 +143,56 @@ describe('bad input to a decision', () => {
     });
   }
 
+  it('a clock returning a non-number fails with a TypeError, changing nothing', async () => {
+    let value: unknown = 0;
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 10, clock: () => value as number });
+    limiter.allowRequestSync('a');
+    for (const bad of ['5', 5n, { valueOf: () => 5 }, undefined, null]) {
+      value = bad;
+      expect(() => limiter.allowRequestSync('a')).toThrow(TypeError);
+      expect(() => limiter.allowRequestSync('a')).toThrow(/`clock` to return a number of milliseconds/);
+      await expect(limiter.allowRequest('a')).rejects.toBeInstanceOf(TypeError);
+    }
+    value = 1;
+    expect(limiter.allowRequestSync('a').remaining).toBe(0);
+  });
+
+  it('a clock too coarse for the window (t + window === t) fails instead of evicting everything', () => {
+    let value = 1e20;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => value });
+    expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+    expect(() => limiter.allowRequestSync('a')).toThrow(/resolution is finer than the window \(1000 ms\)/);
+    value = -1e300;
+    expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+    value = Infinity;
+    expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+    expect(limiter.size).toBe(0);
+    value = 1e15; // resolution 0.125 ms: fine for a 1 s window
+    expect(limiter.allowRequestSync('a').allowed).toBe(true);
+    expect(limiter.allowRequestSync('a').allowed).toBe(false);
+  });
+
+  it('never reports a wait above windowSeconds, even where ms / 1000 rounds up', () => {
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 2.5, clock: () => 3154.5823824363356 });
+    limiter.allowRequestSync('a');
+    const r = limiter.allowRequestSync('a');
+    expect(r.retryAfter).toBe(2.5);
+    expect(r.resetAfter).toBe(2.5);
+    const tiny = new RateLimiter({ threshold: 1, windowSeconds: 1e-6, clock: () => 0.1 });
+    expect(tiny.allowRequestSync('a').resetAfter).toBeLessThanOrEqual(1e-6);
+  });
+
+  it('rejects instead of throwing synchronously when called unbound or on a foreign object', async () => {
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1 });
+    const unbound = limiter.allowRequest;
+    let promise: Promise<unknown> | undefined;
+    expect(() => {
+      promise = unbound('a');
+    }).not.toThrow();
+    await expect(promise).rejects.toBeInstanceOf(TypeError);
+    await expect(limiter.peek.call({}, 'a')).rejects.toBeInstanceOf(TypeError);
+  });
+
   it('a clock that returns NaN makes the call fail and changes nothing', async () => {
     let value = 0;
     const limiter = new RateLimiter({ threshold: 2, windowSeconds: 10, clock: () => value });
@@ -194,6 +253,44 @@ describe('cleanUp, size, reset', () => {
     }
   });
 
+  it('cleanUp shrinks the ring of a key that once burst, once its traffic is low again', () => {
+    let now = 0;
+    const strategy = new SlidingWindowLog();
+    const limiter = new RateLimiter({ threshold: 1_000, windowSeconds: 1, strategy, clock: () => now });
+    limiter.allowRequestSync('k', { cost: 1_000 });
+    now = 1_000;
+    limiter.allowRequestSync('k');
+    now = 1_500;
+    limiter.allowRequestSync('k');
+    expect(limiter.cleanUp()).toBe(0);
+    // White-box: reach the state through a peek-free route, the strategy's own sweep on a copy.
+    const state = strategy.createState({ threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
+    strategy.consume('k', state, 0, 1_000, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
+    strategy.consume('k', state, 1_000, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
+    expect(state.times.length).toBe(1_000);
+    expect(strategy.sweep(state, 1_500, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 })).toBe(false);
+    expect(state.count).toBe(1);
+    expect(state.times.length).toBe(4);
+    // The shrunk ring still decides as before, and grows again on demand.
+    expect(strategy.consume('k', state, 1_500, 999, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).remaining).toBe(0);
+    expect(strategy.consume('k', state, 1_999, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).retryAfter).toBe(0.001);
+    // Through the limiter: the key holding 2 timestamps decides as expected after the sweep.
+    expect(limiter.allowRequestSync('k', { cost: 998 }).remaining).toBe(0);
+  });
+
+  it('a rejected request still drops expired entries (no rescans), changing no decision', () => {
+    const strategy = new SlidingWindowLog();
+    const limit = { threshold: 10, windowMs: 1_000, windowSeconds: 1 };
+    const state = strategy.createState(limit);
+    strategy.consume('k', state, 0, 10, limit);
+    strategy.consume('k', state, 500, 0 + 1, limit); // rejected: full
+    expect(state.count).toBe(10);
+    const rejected = strategy.consume('k', state, 1_000, 11, limit); // 10 expire; cost 11 never fits
+    expect(rejected.retryAfter).toBe(Infinity);
+    expect(state.count).toBe(0);
+    expect(strategy.peek('k', state, 1_000, 10, limit).allowed).toBe(true);
+  });
+
   it('reset forgets one key', () => {
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 10, clock: () => 0 });
     limiter.allowRequestSync('a');
@@ -246,11 +343,29 @@ describe('allowRequestSync with an asynchronous strategy', () => {
     expect(() => limiter.allowRequestSync('a')).toThrow(TypeError);
     expect(() => limiter.allowRequestSync('a')).toThrow(/synchronous strategy .* `remote`: use `allowRequest`/);
     expect(() => limiter.peekSync('a')).toThrow(/use `peek`/);
+    let caught: unknown;
     try {
       limiter.allowRequestSync('a');
     } catch (error) {
-      expect((error as { code: string }).code).toBe(ErrorCode.NotSynchronous);
+      caught = error;
     }
+    expect((caught as { code: string }).code).toBe(ErrorCode.NotSynchronous);
     expect(calls).toBe(0);
+  });
+
+  it('a strategy declared synchronous that returns a promise fails loudly instead of not limiting', async () => {
+    const inner = new SlidingWindowLog();
+    const liar: RateLimitStrategy<unknown> = {
+      name: 'liar',
+      synchronous: true,
+      createState: (limit) => inner.createState(limit),
+      consume: async (...args) => inner.consume(...(args as Parameters<typeof inner.consume>)),
+      peek: (...args) => inner.peek(...(args as Parameters<typeof inner.peek>)),
+      sweep: (...args) => inner.sweep(...(args as Parameters<typeof inner.sweep>)),
+    };
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: liar, clock: () => 0 });
+    await expect(limiter.allowRequest('k')).rejects.toThrow(/declared synchronous\) to return a result, got a promise/);
+    expect(() => limiter.allowRequestSync('k')).toThrow(TypeError);
+    expect(limiter.size).toBe(0);
   });
 });

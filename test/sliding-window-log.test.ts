@@ -120,10 +120,10 @@ describe('sliding-window log: edge cases on a fake clock', () => {
 
   it('starts a key with a small ring and never allocates more than threshold slots', () => {
     const strategy = new SlidingWindowLog();
-    const state = strategy.createState({ threshold: 300, windowMs: 1_000 });
+    const state = strategy.createState({ threshold: 300, windowMs: 1_000, windowSeconds: 1 });
     expect(state).toBeInstanceOf(SlidingWindowLogState);
     expect(state.times.length).toBe(4);
-    const limit = { threshold: 300, windowMs: 1_000 };
+    const limit = { threshold: 300, windowMs: 1_000, windowSeconds: 1 };
     const capacities: number[] = [];
     // Every 4 ms for 1.6 s with a 1 s window: 250 live entries at most, so the ring grows to
     // 256 and then wraps around while evicting.

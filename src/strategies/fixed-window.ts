@@ -73,12 +73,12 @@ function decide(state: FixedWindowState, nowMs: number, cost: number, limit: Lim
   }
   const end = start + windowMs - now;
   if (count + cost <= threshold) {
-    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end);
+    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end, limit.windowSeconds);
     state.start = start;
     state.count = count + cost;
-    return result(true, threshold - count - cost, 0, threshold, end);
+    return result(true, threshold - count - cost, 0, threshold, end, limit.windowSeconds);
   }
   const remaining = count >= threshold ? 0 : threshold - count;
   const resetAfter = count === 0 ? 0 : end;
-  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter);
+  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter, limit.windowSeconds);
 }

@@ -80,20 +80,30 @@ function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, rec
   const windowMs = limit.windowMs;
   const span = threshold * windowMs; // the window, scaled
   const tat = state.scale === threshold ? state.tat : (state.tat / state.scale) * threshold;
-  let now = nowMs * threshold;
-  if (now < tat - span) now = tat - span;
-  const base = tat > now ? tat : now;
-  const next = base + cost * windowMs;
-  if (next - now <= span) {
+  const now = nowMs * threshold;
+  // The debt: how far the TAT is ahead of now (0 when it has passed; `-Infinity` for a new key).
+  // Working on the debt rather than on `tat + c × T − now` keeps a new key's first request exact
+  // with a fractional clock. A debt beyond the window means the clock went back: `now` is then
+  // taken as `tat − span`, the earliest reading consistent with the state.
+  let debt = tat - now;
+  let from = now;
+  if (debt > span) {
+    debt = span;
+    from = tat - span;
+  } else if (!(debt > 0)) {
+    debt = 0;
+  }
+  const needed = debt + cost * windowMs;
+  if (needed <= span) {
     if (record) {
-      state.tat = next;
+      state.tat = from + needed;
       state.scale = threshold;
     }
-    const used = record ? next - now : base - now;
-    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold);
+    const used = record ? needed : debt;
+    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold, limit.windowSeconds);
   }
-  const remaining = Math.floor((span - (base - now)) / windowMs);
-  const resetAfter = (base - now) / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter);
-  return result(false, remaining, (next - now - span) / threshold, threshold, resetAfter);
+  const remaining = Math.floor((span - debt) / windowMs);
+  const resetAfter = debt / threshold;
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
+  return result(false, remaining, (needed - span) / threshold, threshold, resetAfter, limit.windowSeconds);
 }

@@ -125,11 +125,11 @@ function decide(
       state.previous = previous;
     }
     const counted = record ? current + cost : current;
-    return result(true, remainingOf(limitScaled - after, windowMs, threshold), 0, threshold, resetOf(counted, previous, left, windowMs));
+    return result(true, remainingOf(limitScaled - after, windowMs, threshold), 0, threshold, resetOf(counted, previous, left, windowMs), 2 * limit.windowSeconds);
   }
   const remaining = remainingOf(limitScaled - used, windowMs, threshold);
   const resetAfter = resetOf(current, previous, left, windowMs);
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter);
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, 2 * limit.windowSeconds);
   let wait: number;
   if (current + cost <= threshold) {
     // Within this window, once previous × left' <= (threshold − current − cost) × windowMs.
@@ -141,7 +141,7 @@ function decide(
     const leftAllowed = ((threshold - cost) * windowMs) / current;
     wait = left + (leftAllowed >= windowMs ? 0 : windowMs - leftAllowed);
   }
-  return result(false, remaining, wait, threshold, resetAfter);
+  return result(false, remaining, wait, threshold, resetAfter, 2 * limit.windowSeconds);
 }
 
 /** Whole units left: floor(free / windowMs), clamped to [0, threshold]. */

@@ -1,5 +1,8 @@
+import { result } from '../result.js';
 import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
 
+/** The largest threshold of the sliding-window log: 2^20 timestamps, 8 MiB per key at most. */
+const MAX_THRESHOLD = 1 << 20;
 /** Capacity of a key's ring buffer when it is created, before it grows by doubling. */
 const INITIAL_CAPACITY = 4;
 
@@ -55,16 +58,22 @@ const EMPTY = new SlidingWindowLogState(1);
  * burst (a fixed window of 100 per minute can let 200 through around a minute boundary; this
  * cannot).
  *
- * **Clock going backwards.** Per key, time never runs backwards: a reading earlier than the
- * newest recorded timestamp is treated as that timestamp, so the log stays sorted and
- * `retryAfter` never exceeds the window. Eviction happens only when a request is allowed (a
- * rejected request leaves the state exactly as it was), so nothing is evicted "in the future".
+ * **Clock going backwards.** The limiter never passes a time earlier than one it passed before
+ * (see {@link RateLimitStrategy}); used on its own, the log also treats a reading earlier than
+ * its newest timestamp as that timestamp, so it stays sorted and `retryAfter` never exceeds the
+ * window.
+ *
+ * **Exactness.** Exact up to the floating-point rounding of `t + windowMs` (a relative 1e-16):
+ * with integer-millisecond clocks and windows, exact.
  *
  * **Cost.** Eviction and recording are O(1) amortized per cost unit: a ring buffer, never
- * `Array.prototype.shift`. A decision reads O(1 + evicted) entries, a rejection O(cost).
- * **Memory:** 8 bytes per timestamp held (at most `threshold` per key, growing by doubling from
- * 4) plus a constant per key: choose another strategy when `threshold` is large (thousands) and
- * keys are many.
+ * `Array.prototype.shift`. Every decision (and `peek`) drops the entries that have expired, so
+ * each entry is read a bounded number of times; a rejection then finds the entry it waits for
+ * by index.
+ * **Memory:** 8 bytes per ring slot plus a constant per key (see the README). The ring grows by
+ * doubling from 4 slots up to `threshold`, and `cleanUp()` halves it again while at most a
+ * quarter is in use, so a key that once burst does not keep its peak size. Choose another
+ * strategy when `threshold` is large (thousands) and keys are many.
  *
  * **Source:** the "sliding log" algorithm, as named and compared with fixed windows and the
  * sliding-window counter in Cloudflare's "How we built rate limiting capable of scaling to
@@ -77,6 +86,12 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
   readonly name = 'sliding-window-log';
   /** Always `true`: decisions are plain computations on memory. */
   readonly synchronous = true;
+  /**
+   * 1,048,576 (2^20): the log stores one timestamp per allowed unit, so a key may hold up to
+   * 8 MiB. For larger limits use {@link SlidingWindowCounter}, {@link TokenBucket} or
+   * {@link GCRA}, whose state does not grow with the threshold.
+   */
+  readonly maxThreshold = MAX_THRESHOLD;
 
   /** Creates an empty log with room for `min(4, threshold)` timestamps. */
   createState(limit: Limit): SlidingWindowLogState {
@@ -94,7 +109,10 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
     return decide(state, nowMs, cost, limit, true);
   }
 
-  /** The result a request of `cost` units would get at `nowMs`; records and evicts nothing. */
+  /**
+   * The result a request of `cost` units would get at `nowMs`; records nothing (it drops expired
+   * entries, which changes no decision).
+   */
   peek(
     _key: string,
     state: SlidingWindowLogState | undefined,
@@ -105,29 +123,36 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
     return decide(state ?? EMPTY, nowMs, cost, limit, false);
   }
 
-  /** Says whether every timestamp has expired at `nowMs` (the key can then be forgotten). */
+  /**
+   * Drops the timestamps expired at `nowMs`; says whether none is left (the key can then be
+   * forgotten). A ring at most a quarter full is reallocated at twice its live size (at least 4
+   * slots), so memory follows the key's current traffic, not its peak.
+   */
   sweep(state: SlidingWindowLogState, nowMs: number, limit: Limit): boolean {
-    const count = state.count;
-    if (count === 0) return true;
     const times = state.times;
-    let newest = state.head + count - 1;
-    if (newest >= times.length) newest -= times.length;
-    return (times[newest] as number) + limit.windowMs <= nowMs;
+    const capacity = times.length;
+    let first = state.head;
+    let live = state.count;
+    const windowMs = limit.windowMs;
+    while (live > 0 && (times[first] as number) + windowMs <= nowMs) {
+      live--;
+      if (++first === capacity) first = 0;
+    }
+    state.head = first;
+    state.count = live;
+    if (live === 0) return true;
+    if (capacity > INITIAL_CAPACITY && live * 4 <= capacity) {
+      state.times = copyRing(times, first, live, Math.max(INITIAL_CAPACITY, live * 2));
+      state.head = 0;
+    }
+    return false;
   }
 }
 
-/** Builds a result; one object shape for every result, so call sites stay monomorphic. */
-function makeResult(
-  allowed: boolean,
-  remaining: number,
-  retryAfter: number,
-  limit: number,
-  resetAfter: number,
-): RateLimitResult {
-  return { allowed, remaining, retryAfter, limit, resetAfter };
-}
-
-/** The decision of {@link SlidingWindowLog}; mutates `state` only when `record` and allowed. */
+/**
+ * The decision of {@link SlidingWindowLog}: drops the expired entries, and records the request
+ * when `record` and allowed.
+ */
 function decide(
   state: SlidingWindowLogState,
   nowMs: number,
@@ -157,10 +182,17 @@ function decide(
     }
   }
 
+  if (live !== count) {
+    // Expired entries are dropped whatever the outcome: time never runs backwards, so no later
+    // decision could count them again.
+    state.head = first;
+    state.count = live;
+  }
+
   if (live + cost <= threshold) {
     if (!record) {
-      const resetAfter = live === 0 ? 0 : (newest + windowMs - now) / 1000;
-      return makeResult(true, threshold - live, 0, threshold, resetAfter);
+      const resetAfter = live === 0 ? 0 : newest + windowMs - now;
+      return result(true, threshold - live, 0, threshold, resetAfter, limit.windowSeconds);
     }
     let total = live + cost;
     if (total > capacity) {
@@ -176,21 +208,21 @@ function decide(
     }
     state.head = first;
     state.count = total;
-    return makeResult(true, threshold - total, 0, threshold, windowMs / 1000);
+    return result(true, threshold - total, 0, threshold, windowMs, limit.windowSeconds);
   }
 
   // Rejected: nothing changes. With a threshold lowered below what the log holds (a key whose
   // limit changed), `live` may exceed `threshold`; `remaining` is then 0.
   const remaining = live >= threshold ? 0 : threshold - live;
-  const resetAfter = live === 0 ? 0 : (newest + windowMs - now) / 1000;
+  const resetAfter = live === 0 ? 0 : newest + windowMs - now;
   if (cost > threshold) {
-    return makeResult(false, remaining, Infinity, threshold, resetAfter);
+    return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
   }
   // The request fits once the k oldest live entries have expired.
   let index = first + (live + cost - threshold) - 1;
   if (index >= capacity) index -= capacity;
-  const retryAfter = ((times[index] as number) + windowMs - now) / 1000;
-  return makeResult(false, remaining, retryAfter, threshold, resetAfter);
+  const retryAfter = (times[index] as number) + windowMs - now;
+  return result(false, remaining, retryAfter, threshold, resetAfter, limit.windowSeconds);
 }
 
 /**
@@ -210,12 +242,19 @@ function grow(
   let capacity = oldCapacity * 2;
   if (capacity > threshold) capacity = threshold;
   if (capacity < needed) capacity = needed;
+  const next = copyRing(old, first, live, capacity);
+  state.times = next;
+  return next;
+}
+
+/** A new ring of `capacity` slots holding the `live` entries of `old` from `first`, at index 0. */
+function copyRing(old: number[], first: number, live: number, capacity: number): number[] {
   const next = newRing(capacity);
+  const oldCapacity = old.length;
   let index = first;
   for (let i = 0; i < live; i++) {
     next[i] = old[index] as number;
     if (++index === oldCapacity) index = 0;
   }
-  state.times = next;
   return next;
 }

@@ -100,10 +100,10 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Lim
       state.last = now;
       state.scale = windowMs;
     }
-    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold);
+    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold, limit.windowSeconds);
   }
   const remaining = Math.floor(level / windowMs);
   const resetAfter = (full - level) / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter);
-  return result(false, remaining, (take - level) / threshold, threshold, resetAfter);
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
+  return result(false, remaining, (take - level) / threshold, threshold, resetAfter, limit.windowSeconds);
 }
