@@ -30,6 +30,18 @@ export interface RequestOptions {
   readonly cost?: number;
 }
 
+/**
+ * A limit chosen for a user by {@link RateLimiterOptions.limitFor} (a tier, a plan). The same
+ * ranges as the limiter's own options apply; return the same object for the same tier (results
+ * of validating it are cached by object identity, so treat it as immutable).
+ */
+export interface LimitOptions {
+  /** Requests (cost units) allowed per window: a positive safe integer (at most the strategy's `maxThreshold`). */
+  readonly threshold: number;
+  /** The window length in **seconds**: a finite number of at least 0.000001. */
+  readonly windowSeconds: number;
+}
+
 /** Options of {@link RateLimiter}. */
 export interface RateLimiterOptions<State = unknown> {
   /** Requests (cost units) allowed per window and key: a positive safe integer (1 to 2^53 - 1). */
@@ -52,6 +64,46 @@ export interface RateLimiterOptions<State = unknown> {
    *   installed after import take effect.
    */
   readonly clock?: Clock;
+  /**
+   * Chooses the limit per user — **tiers**, such as plans: free 60 per minute, pro 600 per
+   * minute. Called at every decision (and by `peek`) with the user as passed and its key;
+   * returning `undefined` applies `threshold` and `windowSeconds`. The result's `limit` reports
+   * the threshold that applied.
+   *
+   * **A key whose tier changes mid-window** keeps its state, and the new limit applies to it at
+   * once: with the sliding-window log, the requests already in the window count against the new
+   * threshold (a downgrade from 600 to 60 with 100 requests in the window rejects until fewer
+   * than 60 remain); counters compare their counts with the new threshold; the token bucket and
+   * GCRA keep their fill fraction rescaled to the new rate, capped at the new burst.
+   *
+   * @throws from a decision: a `TypeError` / `RangeError` naming `limitFor().threshold` or
+   *   `limitFor().windowSeconds` when the returned limit is invalid, or what the function throws.
+   * @default undefined — every key gets `threshold` per `windowSeconds`.
+   */
+  readonly limitFor?: (user: User | string, key: string) => LimitOptions | undefined;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyLimiter = RateLimiter<any>;
+
+/** @internal What {@link RateLimitGroup} needs of a limiter's internals. */
+export interface LimiterInternals {
+  id(limiter: AnyLimiter): number;
+  synchronous(limiter: AnyLimiter): boolean;
+  mutex(limiter: AnyLimiter): KeyedMutex;
+  limitOf(limiter: AnyLimiter, user: User | string, key: string): Limit;
+  now(limiter: AnyLimiter, limit: Limit): number;
+  peek(limiter: AnyLimiter, key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult>;
+  consume(limiter: AnyLimiter, key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult>;
+}
+
+let nextId = 0;
+// Assigned by the class's static block, which alone can reach its private members.
+let internals: LimiterInternals;
+
+/** @internal The internals of limiters, for {@link RateLimitGroup}; not part of the public API. */
+export function limiterInternals(): LimiterInternals {
+  return internals;
 }
 
 /**
@@ -81,6 +133,13 @@ export interface RateLimiterOptions<State = unknown> {
 export class RateLimiter<State = unknown> {
   readonly #strategy: RateLimitStrategy<State>;
   readonly #limit: Limit;
+  readonly #limitFor: ((user: User | string, key: string) => LimitOptions | undefined) | undefined;
+  /** Validated tier limits, by the object `limitFor` returned. */
+  readonly #tiers = new WeakMap<object, Limit>();
+  /** The limit last applied to each key whose limit is not the default (for `cleanUp`). */
+  readonly #keyLimits = new Map<string, Limit>();
+  /** A number unique to this limiter: the lock order of multi-limit checks. */
+  readonly #id = nextId++;
   readonly #clock: Clock;
   readonly #synchronous: boolean;
   readonly #states = new Map<string, State>();
@@ -115,6 +174,11 @@ export class RateLimiter<State = unknown> {
     }
     const clock = options.clock === undefined ? performanceClock : options.clock;
     if (typeof clock !== 'function') throw typeError('clock', 'a function', clock);
+    const limitFor = options.limitFor;
+    if (limitFor !== undefined && typeof limitFor !== 'function') {
+      throw typeError('limitFor', 'a function or undefined', limitFor);
+    }
+    this.#limitFor = limitFor;
 
     this.#strategy = strategy as RateLimitStrategy<State>;
     // The window in milliseconds, rounded to the microsecond: 1.017 s is exactly 1017 ms (not
@@ -170,8 +234,8 @@ export class RateLimiter<State = unknown> {
     try {
       const key = keyOf(user);
       const cost = costOf(options);
-      if (this.#synchronous) return Promise.resolve(this.#decide(key, cost) as RateLimitResult);
-      return this.#mutex.runExclusive(key, () => this.#decide(key, cost));
+      if (this.#synchronous) return Promise.resolve(this.#decide(user, key, cost) as RateLimitResult);
+      return this.#mutex.runExclusive(key, () => this.#decide(user, key, cost));
     } catch (error) {
       // Bad input, a failing clock or synchronous strategy, or `this` not a RateLimiter.
       return Promise.reject(error);
@@ -189,7 +253,7 @@ export class RateLimiter<State = unknown> {
     if (!this.#synchronous) throw notSynchronous(this.#strategy.name, 'allowRequestSync');
     const key = keyOf(user);
     const cost = costOf(options);
-    return this.#decide(key, cost) as RateLimitResult;
+    return this.#decide(user, key, cost) as RateLimitResult;
   }
 
   /**
@@ -205,8 +269,8 @@ export class RateLimiter<State = unknown> {
     try {
       const key = keyOf(user);
       const cost = costOf(options);
-      if (this.#synchronous) return Promise.resolve(this.#peek(key, cost) as RateLimitResult);
-      return this.#mutex.runExclusive(key, () => this.#peek(key, cost));
+      if (this.#synchronous) return Promise.resolve(this.#peek(user, key, cost) as RateLimitResult);
+      return this.#mutex.runExclusive(key, () => this.#peek(user, key, cost));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -219,7 +283,7 @@ export class RateLimiter<State = unknown> {
   peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
     if (!this.#synchronous) throw notSynchronous(this.#strategy.name, 'peekSync');
     const key = keyOf(user);
-    return this.#peek(key, costOf(options)) as RateLimitResult;
+    return this.#peek(user, key, costOf(options)) as RateLimitResult;
   }
 
   /**
@@ -230,7 +294,9 @@ export class RateLimiter<State = unknown> {
    * @throws {RateWardenTypeError} / {@link RateWardenRangeError} for an invalid `user`.
    */
   reset(user: User | string): boolean {
-    return this.#states.delete(keyOf(user));
+    const key = keyOf(user);
+    this.#keyLimits.delete(key);
+    return this.#states.delete(key);
   }
 
   /**
@@ -251,10 +317,13 @@ export class RateLimiter<State = unknown> {
     const states = this.#states;
     const mutex = this.#mutex;
     let dropped = 0;
+    const keyLimits = this.#keyLimits;
+    const tiered = keyLimits.size > 0;
     for (const [key, state] of states) {
       if (mutex.isLocked(key)) continue;
-      if (strategy.sweep(state, now, limit)) {
+      if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
         states.delete(key);
+        if (tiered) keyLimits.delete(key);
         dropped++;
       }
     }
@@ -292,18 +361,62 @@ export class RateLimiter<State = unknown> {
     return latest;
   }
 
+  /** The limit for `user`: its tier when `limitFor` chooses one, else the default. */
+  #limitOf(user: User | string, key: string): Limit {
+    const limitFor = this.#limitFor;
+    if (limitFor === undefined) return this.#limit;
+    const chosen = limitFor(user, key);
+    if (chosen === undefined) return this.#limit;
+    if (chosen === null || typeof chosen !== 'object') {
+      throw typeError('limitFor()', 'a LimitOptions object or undefined', chosen);
+    }
+    let limit = this.#tiers.get(chosen);
+    if (limit === undefined) {
+      const threshold = checkPositiveInteger('limitFor().threshold', chosen.threshold);
+      const windowSeconds = checkWindow('limitFor().windowSeconds', chosen.windowSeconds);
+      const maxThreshold = this.#strategy.maxThreshold ?? Number.MAX_SAFE_INTEGER;
+      if (threshold > maxThreshold) {
+        throw rangeError('limitFor().threshold', `at most ${maxThreshold} with the ${this.#strategy.name} strategy`, threshold);
+      }
+      limit = { threshold, windowMs: Math.round(windowSeconds * 1e6) / 1000, windowSeconds };
+      this.#tiers.set(chosen, limit);
+    }
+    return limit;
+  }
+
   /** The critical section: read the clock, then evict, check and record through the strategy. */
-  #decide(key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
+  #decide(user: User | string, key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    const limit = this.#limitOf(user, key);
+    return this.#decideAt(key, cost, limit, this.#nowFor(limit));
+  }
+
+  /** Reads the clock for a decision under `limit` (checking its window's resolution too). */
+  #nowFor(limit: Limit): number {
     const now = this.#now();
+    if (limit !== this.#limit && !(now + limit.windowMs > now)) {
+      throw new RateWardenRangeError(
+        `Expected \`clock\` to return a number of milliseconds whose floating-point resolution is ` +
+          `finer than the window (${limit.windowMs} ms), got ${describeValue(now)}`,
+      );
+    }
+    return now;
+  }
+
+  /** Decides at `now` under `limit`: evict, check and record through the strategy. */
+  #decideAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    if (this.#limitFor !== undefined) {
+      if (limit === this.#limit) this.#keyLimits.delete(key);
+      else this.#keyLimits.set(key, limit);
+    }
     const state = this.#states.get(key);
     if (state !== undefined) {
-      return this.#strategy.consume(key, state, now, cost, this.#limit);
+      return this.#strategy.consume(key, state, now, cost, limit);
     }
     // A key seen for the first time keeps its state only once a request has been allowed, so
     // that a rejected or failed first request leaves no trace.
-    const fresh = this.#strategy.createState(this.#limit);
+    const fresh = this.#strategy.createState(limit);
     if (this.#synchronous) {
-      const result = this.#strategy.consume(key, fresh, now, cost, this.#limit) as RateLimitResult;
+      const result = this.#strategy.consume(key, fresh, now, cost, limit) as RateLimitResult;
       if (typeof (result as { then?: unknown }).then === 'function') {
         throw new RateWardenTypeError(
           `Expected the strategy \`${this.#strategy.name}\` (declared synchronous) to return a ` +
@@ -312,17 +425,21 @@ export class RateLimiter<State = unknown> {
         );
       }
       if (result.allowed) this.#states.set(key, fresh);
+      else this.#keyLimits.delete(key);
       return result;
     }
     // Asynchronous: the state is in the map while the decision is in flight, so that reset()
     // can forget it; it is taken out again if the request is not allowed.
     this.#states.set(key, fresh);
     const forget = (): void => {
-      if (this.#states.get(key) === fresh) this.#states.delete(key);
+      if (this.#states.get(key) === fresh) {
+        this.#states.delete(key);
+        this.#keyLimits.delete(key);
+      }
     };
     let pending: PromiseLike<RateLimitResult> | RateLimitResult;
     try {
-      pending = this.#strategy.consume(key, fresh, now, cost, this.#limit);
+      pending = this.#strategy.consume(key, fresh, now, cost, limit);
     } catch (error) {
       forget();
       throw error;
@@ -339,14 +456,30 @@ export class RateLimiter<State = unknown> {
     );
   }
 
-  #peek(key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
-    const now = this.#now();
-    return this.#strategy.peek(key, this.#states.get(key), now, cost, this.#limit);
+  #peek(user: User | string, key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    const limit = this.#limitOf(user, key);
+    return this.#peekAt(key, cost, limit, this.#nowFor(limit));
+  }
+
+  #peekAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    return this.#strategy.peek(key, this.#states.get(key), now, cost, limit);
+  }
+
+  static {
+    internals = {
+      id: (limiter) => limiter.#id,
+      synchronous: (limiter) => limiter.#synchronous,
+      mutex: (limiter) => limiter.#mutex,
+      limitOf: (limiter, user, key) => limiter.#limitOf(user, key),
+      now: (limiter, limit) => limiter.#nowFor(limit),
+      peek: (limiter, key, cost, limit, now) => limiter.#peekAt(key, cost, limit, now),
+      consume: (limiter, key, cost, limit, now) => limiter.#decideAt(key, cost, limit, now),
+    };
   }
 }
 
-/** Extracts and checks the key of a user. */
-function keyOf(user: unknown): string {
+/** @internal Extracts and checks the key of a user. */
+export function keyOf(user: unknown): string {
   if (typeof user === 'string') {
     if (user.length === 0) throw rangeError('user', 'a non-empty string', user);
     return user;
@@ -360,8 +493,8 @@ function keyOf(user: unknown): string {
   return id;
 }
 
-/** Extracts and checks the cost of a request. */
-function costOf(options: unknown): number {
+/** @internal Extracts and checks the cost of a request. */
+export function costOf(options: unknown): number {
   if (options === undefined) return 1;
   if (options === null || typeof options !== 'object') {
     throw typeError('options', 'an object or undefined', options);
@@ -409,7 +542,8 @@ function checkWindow(name: string, value: unknown): number {
   return value;
 }
 
-function notSynchronous(name: string, method: string): RateWardenTypeError {
+/** @internal The error of a synchronous method called with an asynchronous strategy. */
+export function notSynchronous(name: string, method: string): RateWardenTypeError {
   return new RateWardenTypeError(
     `Expected a synchronous strategy for \`${method}\`, got the asynchronous strategy ` +
       `\`${name}\`: use \`${method === 'peekSync' ? 'peek' : 'allowRequest'}\` instead`,

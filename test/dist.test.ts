@@ -16,7 +16,11 @@ describe('the built package (dist/)', () => {
     now = 1_000;
     expect((await limiter.allowRequest('a')).allowed).toBe(true);
     expect(Object.keys(mod).sort()).toEqual(
-      ['ErrorCode', 'KeyedMutex', 'RateLimiter', 'RateWardenRangeError', 'RateWardenTypeError', 'SlidingWindowLog', 'SlidingWindowLogState', 'performanceClock'],
+      [
+        'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
+        'RateWardenRangeError', 'RateWardenTypeError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
+        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'performanceClock',
+      ],
     );
   });
 

@@ -86,6 +86,7 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Lim
   const windowMs = limit.windowMs;
   const full = threshold * windowMs;
   let level = rescaled(state, limit);
+  if (level > full) level = full; // the threshold was lowered (a tier change): cap at the new burst
   let now = nowMs;
   if (now < state.last) now = state.last;
   else if (level < full) {
