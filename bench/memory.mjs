@@ -1,7 +1,7 @@
-// Heap bytes per key of the sliding-window log: `npm run bench:memory`.
+// Heap bytes per key, for every strategy: `npm run bench:memory`.
 // Runs the built package (dist/) with --expose-gc; counts heapUsed plus ArrayBuffer backing
-// stores (typed arrays larger than 64 bytes live outside the V8 heap).
-import { RateLimiter } from '../dist/index.js';
+// stores. Key strings are allocated before the first measurement and not counted.
+import { FixedWindow, GCRA, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket } from '../dist/index.js';
 
 if (typeof globalThis.gc !== 'function') {
   console.error('run with node --expose-gc (npm run bench:memory does)');
@@ -18,25 +18,34 @@ function used() {
 const KEYS = 100_000;
 const keys = Array.from({ length: KEYS }, (_, i) => `198.18.${(i >> 8) & 255}.${i & 255}-${i}`);
 
-function measure(perKey, threshold) {
+/** Bytes per key with `perKey` allowed requests (at one instant each, 1 µs apart) per key. */
+function measure(makeStrategy, perKey, threshold) {
   let now = 0;
-  const limiter = new RateLimiter({ threshold, windowSeconds: 60, clock: () => now });
+  const limiter = new RateLimiter({ threshold, windowSeconds: 60, strategy: makeStrategy(), clock: () => now });
   const before = used();
   for (const key of keys) {
     for (let i = 0; i < perKey; i++) {
       now += 0.001;
-      limiter.allowRequestSync(key);
+      if (!limiter.allowRequestSync(key).allowed) throw new Error('unexpected rejection');
     }
   }
   const after = used();
   if (limiter.size !== KEYS) throw new Error('unexpected size');
-  return (after - before) / KEYS;
+  return Math.round((after - before) / KEYS);
 }
 
-console.log(`node ${process.version}, ${KEYS.toLocaleString('en-US')} keys (key strings allocated beforehand, not counted)`);
-console.log('timestamps per key | threshold | bytes per key | bytes per timestamp beyond the first');
-for (const [perKey, threshold] of [[1, 300], [10, 300], [60, 60], [300, 300]]) {
-  const bytes = measure(perKey, threshold);
-  const one = perKey === 1 ? '' : ((bytes - measure(1, threshold)) / (perKey - 1)).toFixed(1);
-  console.log(`${String(perKey).padStart(18)} | ${String(threshold).padStart(9)} | ${bytes.toFixed(0).padStart(13)} | ${one}`);
+const strategies = [
+  ['sliding-window-log', () => new SlidingWindowLog()],
+  ['sliding-window-counter', () => new SlidingWindowCounter()],
+  ['fixed-window', () => new FixedWindow()],
+  ['token-bucket', () => new TokenBucket()],
+  ['gcra', () => new GCRA()],
+];
+
+console.log(`node ${process.version}, ${KEYS.toLocaleString('en-US')} keys, windowSeconds 60`);
+console.log('| strategy | 1 request per key | 10 | 60 (threshold 60) | 300 (threshold 300) |');
+console.log('| --- | --- | --- | --- | --- |');
+for (const [name, make] of strategies) {
+  const cells = [measure(make, 1, 300), measure(make, 10, 300), measure(make, 60, 60), measure(make, 300, 300)];
+  console.log(`| ${name} | ${cells.map((b) => `${b.toLocaleString('en-US')} B`).join(' | ')} |`);
 }
