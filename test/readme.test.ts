@@ -3,6 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -14,8 +15,12 @@ function block(marker: string): string {
   return match[1];
 }
 
-/** Writes the block to a module inside the project (so `ratewarden` resolves) and runs it. */
-async function run(marker: string): Promise<string[]> {
+/**
+ * Writes the block to a module inside the project (so `ratewarden` resolves) and runs it, with
+ * `performance` faked (frozen) unless the block installs fake timers itself: no test reads the
+ * wall clock.
+ */
+async function run(marker: string, fakeClock = true): Promise<string[]> {
   const dir = join(root, 'node_modules', '.readme-blocks');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${marker}.mts`);
@@ -24,7 +29,12 @@ async function run(marker: string): Promise<string[]> {
   vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
     lines.push(args.map(String).join(' '));
   });
-  await import(/* @vite-ignore */ `${file}?t=${marker}`);
+  const clock = fakeClock ? FakeTimers.withGlobal(globalThis).install({ toFake: ['performance', 'Date'] }) : undefined;
+  try {
+    await import(/* @vite-ignore */ `${file}?t=${marker}`);
+  } finally {
+    clock?.uninstall();
+  }
   return lines;
 }
 
@@ -37,7 +47,19 @@ describe('README code blocks', () => {
     expect(await run('quick-start')).toEqual(['allowed, 299 left in the window']);
   });
 
+  it('strategy: GCRA at 600 per minute', async () => {
+    expect(await run('strategy')).toEqual(['599']);
+  });
+
+  it('tiers: alice is pro, bob is free', async () => {
+    expect(await run('tiers')).toEqual(['600 60']);
+  });
+
+  it('group: the per-second limit binds, nothing else is recorded', async () => {
+    expect(await run('group')).toEqual(['false per-second 0,990,4990']);
+  });
+
   it('fake timers: a limit of 1 per 60 s, then a tick of 60 s', async () => {
-    expect(await run('fake-timers')).toEqual(['true', '60', 'true']);
+    expect(await run('fake-timers', false)).toEqual(['true', '60', 'true']);
   });
 });
