@@ -12,6 +12,10 @@ export class GCRAState {
   /** The threshold that {@link tat} is scaled by (so a key whose limit changes is rescaled). */
   scale: number;
 
+  /**
+   * @param tat - the theoretical arrival time × `scale` (`-Infinity` for a new key).
+   * @param scale - the threshold that `tat` is scaled by.
+   */
   constructor(tat: number, scale: number) {
     this.tat = tat;
     this.scale = scale;

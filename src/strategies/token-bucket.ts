@@ -14,6 +14,11 @@ export class TokenBucketState {
   /** The `windowMs` that {@link level} is scaled by (so a key whose limit changes is rescaled). */
   scale: number;
 
+  /**
+   * @param level - tokens × `scale`.
+   * @param last - when `level` was computed, in milliseconds (`-Infinity` for a new key).
+   * @param scale - the `windowMs` that `level` is scaled by.
+   */
   constructor(level: number, last: number, scale: number) {
     this.level = level;
     this.last = last;
