@@ -21,11 +21,14 @@ import { createProgress } from '../src/cli/progress.js';
 import {
   MAX_LINE_BYTES,
   ReplayInputError,
+  STRATEGY_NAMES,
+  createStrategy,
   formatSummary,
   replay,
   sortByTime,
   type ReplayOptions,
   type ReplaySummary,
+  type StrategyName,
 } from '../src/cli/replay.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -735,10 +738,331 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     expect(help.stdout).toContain('Usage: ratewarden <command>');
     const replayHelp = cli(['replay', '--help']);
     expect(replayHelp.status).toBe(0);
-    expect(replayHelp.stdout).toContain('Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS] [--json] [--top N]');
+    expect(replayHelp.stdout).toContain(
+      'Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS] [--strategy NAME] [--json] [--top N]',
+    );
     expect(replayHelp.stdout).toContain('(default 60)');
     const version = cli(['--version']);
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${PACKAGE.version}\n`);
+  });
+});
+
+// ------------------------------------------------------------------------------------------
+// --strategy: the five strategies, checked against independent reference models.
+//
+// Each reference below is a plain, unoptimised implementation of its algorithm written from the
+// algorithm's definition (not from the strategy's code), fed with requests parsed here by a
+// regular expression and Date.UTC (not by the package's parser), sorted stably by time (ties in
+// file order). Times are whole seconds, windows whole milliseconds, and every reference keeps
+// its quantities scaled to integers, so all comparisons are exact.
+
+/** One request of a log: its client and its time in ms (UTC). */
+interface RefRequest {
+  readonly client: string;
+  readonly timeMs: number;
+}
+
+const REF_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const REF_LINE = /^(\S+) \S+ \S+ \[(\d\d)\/([A-Z][a-z]{2})\/(\d{4}):(\d\d):(\d\d):(\d\d) ([+-])(\d\d)(\d\d)\]/;
+
+/** The requests of a log, in time order (ties in file order); lines that do not match are skipped. */
+function refRequests(text: string): RefRequest[] {
+  const requests: RefRequest[] = [];
+  for (const line of text.split('\n')) {
+    const m = REF_LINE.exec(line);
+    if (m === null) continue;
+    const [, client, day, month, year, hour, minute, second, sign, zoneH, zoneM] = m as unknown as string[];
+    const zoneMinutes = (sign === '-' ? -1 : 1) * (Number(zoneH) * 60 + Number(zoneM));
+    const utc = Date.UTC(Number(year), REF_MONTHS.indexOf(month!), Number(day), Number(hour), Number(minute), Number(second));
+    requests.push({ client: client!, timeMs: utc - zoneMinutes * 60_000 });
+  }
+  // Array.prototype.sort is stable: ties keep file order.
+  return requests.sort((a, b) => a.timeMs - b.timeMs);
+}
+
+/** A per-client reference decision: `allow(state, t)` says whether the request at `t` passes. */
+interface RefModel<S> {
+  fresh(t: number): S;
+  allow(state: S, t: number): boolean;
+}
+
+/** The rejected requests, per client and in all, of `requests` replayed through `model`. */
+function refReplay<S>(requests: readonly RefRequest[], model: RefModel<S>): { rejected: number; clientsLimited: number } {
+  const states = new Map<string, S>();
+  const rejectedBy = new Map<string, number>();
+  for (const { client, timeMs } of requests) {
+    let state = states.get(client);
+    if (state === undefined) {
+      state = model.fresh(timeMs);
+      states.set(client, state);
+    }
+    if (!model.allow(state, timeMs)) rejectedBy.set(client, (rejectedBy.get(client) ?? 0) + 1);
+  }
+  return { rejected: [...rejectedBy.values()].reduce((a, b) => a + b, 0), clientsLimited: rejectedBy.size };
+}
+
+/** The reference model of each strategy, for `threshold` requests per `windowMs`. */
+function refModel(name: StrategyName, threshold: number, windowMs: number): RefModel<never> {
+  expect(Number.isInteger(windowMs)).toBe(true);
+  const models: { [K in StrategyName]: RefModel<unknown> } = {
+    // The allowed times of the client; allowed when fewer than `threshold` are in (t - window, t].
+    'sliding-window-log': {
+      fresh: (): number[] => [],
+      allow(log: unknown, t) {
+        const times = log as number[];
+        const live = times.filter((x) => x > t - windowMs).length;
+        if (live >= threshold) return false;
+        times.push(t);
+        return true;
+      },
+    },
+    // One window from the client's first request; the first request at or after its end opens
+    // the next one, starting at that request.
+    'fixed-window': {
+      fresh: (t) => ({ start: t, count: 0 }),
+      allow(state: unknown, t) {
+        const w = state as { start: number; count: number };
+        if (t >= w.start + windowMs) {
+          w.start = t;
+          w.count = 0;
+        }
+        if (w.count >= threshold) return false;
+        w.count++;
+        return true;
+      },
+    },
+    // Cloudflare's estimate on a grid of windows anchored at the client's first request:
+    // count(previous window) × (window - elapsed) / window + count(this window) + 1 <= threshold
+    // (multiplied out by the window). A client whose last allowed request is two or more windows
+    // back (so that the window before this one is empty) starts a new grid at this request.
+    'sliding-window-counter': {
+      fresh: (t) => ({ anchor: t, counts: new Map<number, number>(), last: 0 }),
+      allow(state: unknown, t) {
+        const g = state as { anchor: number; counts: Map<number, number>; last: number };
+        let index = Math.floor((t - g.anchor) / windowMs);
+        if (index - g.last >= 2) {
+          g.anchor = t;
+          g.counts.clear();
+          g.last = 0;
+          index = 0;
+        }
+        const elapsed = t - (g.anchor + index * windowMs);
+        const previous = g.counts.get(index - 1) ?? 0;
+        const current = g.counts.get(index) ?? 0;
+        if (previous * (windowMs - elapsed) + (current + 1) * windowMs > threshold * windowMs) return false;
+        g.counts.set(index, current + 1);
+        g.last = index;
+        return true;
+      },
+    },
+    // A bucket of `threshold` tokens, full at first, refilled at `threshold` per window;
+    // a request takes one token. Tokens are counted in 1/windowMs of a token.
+    'token-bucket': {
+      fresh: (t) => ({ units: threshold * windowMs, at: t }),
+      allow(state: unknown, t) {
+        const b = state as { units: number; at: number };
+        b.units = Math.min(threshold * windowMs, b.units + (t - b.at) * threshold);
+        b.at = t;
+        if (b.units < windowMs) return false;
+        b.units -= windowMs;
+        return true;
+      },
+    },
+    // The virtual-scheduling GCRA with emission interval T = window / threshold and tolerance
+    // tau = window - T (the same traffic contract as the bucket above): a request at t conforms
+    // when TAT <= t + tau, and then TAT = max(TAT, t) + T. Times are multiplied by `threshold`.
+    gcra: {
+      fresh: () => ({ tat: -Infinity }),
+      allow(state: unknown, t) {
+        const g = state as { tat: number };
+        const now = t * threshold;
+        const interval = windowMs;
+        const tau = threshold * windowMs - interval;
+        const tat = Math.max(g.tat, now);
+        if (tat > now + tau) return false;
+        g.tat = tat + interval;
+        return true;
+      },
+    },
+  };
+  return models[name] as RefModel<never>;
+}
+
+/** The rejected counts observed on the built-in sample (regression values, checked by the references). */
+const SAMPLE_REJECTED: { readonly [K in StrategyName]: { '60/60': number; '5/10': number } } = {
+  'sliding-window-log': { '60/60': 87, '5/10': 757 },
+  'sliding-window-counter': { '60/60': 87, '5/10': 926 },
+  'fixed-window': { '60/60': 87, '5/10': 672 },
+  'token-bucket': { '60/60': 0, '5/10': 413 },
+  gcra: { '60/60': 0, '5/10': 413 },
+};
+
+describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
+  let sample: RefRequest[] = [];
+  beforeAll(() => {
+    sample = refRequests(gunzipSync(readFileSync(SAMPLE)).toString('utf8'));
+  });
+
+  it('the references parse the sample and reproduce the crafted fixture computed by hand', () => {
+    expect(sample).toHaveLength(10_000);
+    expect(new Set(sample.map((r) => r.client)).size).toBe(1753);
+    // The fixture's hand computation (2 per 10 s, sliding-window log): 3 rejected, both limited.
+    const fixture = refRequests(FIXTURE);
+    expect(fixture).toHaveLength(8);
+    expect(refReplay(fixture, refModel('sliding-window-log', 2, 10_000))).toEqual({ rejected: 3, clientsLimited: 2 });
+    // By hand too, for the fixture's A@1 A@3 A@5 A@11 A@12 and B@2 ×3, 2 per 10 s:
+    // fixed window: A [1,11) allows 1,3 rejects 5; [11,21) allows 11,12; B rejects one: 2.
+    expect(refReplay(fixture, refModel('fixed-window', 2, 10_000)).rejected).toBe(2);
+    // token bucket (2 tokens, one per 5 s): A 1 ok(1 left) 3 ok(0.4) 5 no(0.8) 11 ok(2→1)
+    // 12 ok(1.2→0.2); B 2 ok ok no: 2 rejected. GCRA: the same.
+    expect(refReplay(fixture, refModel('token-bucket', 2, 10_000)).rejected).toBe(2);
+    expect(refReplay(fixture, refModel('gcra', 2, 10_000)).rejected).toBe(2);
+    // sliding-window counter, grid [1,11) [11,21): A 1 ok, 3 ok, 5 no; 11: 2 × 10/10 + 1 > 2 no;
+    // 12: 2 × 9/10 + 1 = 2.8 > 2 no; B: 2 ok ok no: 4 rejected.
+    expect(refReplay(fixture, refModel('sliding-window-counter', 2, 10_000)).rejected).toBe(4);
+  });
+
+  it.each(STRATEGY_NAMES.map((name) => [name]))(
+    '%s: on the sample (60 per 60 s), the CLI rejects what the reference rejects',
+    (name) => {
+      const result = cliJson(['replay', '--threshold', '60', '--window', '60', '--strategy', name]);
+      expect(result).toMatchObject({ requests: 10_000, strategy: name, threshold: 60, window_seconds: 60 });
+      expect((result.allowed as number) + (result.rejected as number)).toBe(10_000);
+      const reference = refReplay(sample, refModel(name, 60, 60_000));
+      expect(result.rejected).toBe(reference.rejected);
+      expect(result.clients_limited).toBe(reference.clientsLimited);
+      expect(result.rejected).toBe(SAMPLE_REJECTED[name]['60/60']);
+    },
+  );
+
+  it.each(STRATEGY_NAMES.map((name) => [name]))(
+    '%s: on the sample (5 per 10 s, where the strategies differ), the CLI rejects what the reference rejects',
+    (name) => {
+      const result = cliJson(['replay', '--threshold', '5', '--window', '10', '--strategy', name]);
+      expect(result).toMatchObject({ requests: 10_000, strategy: name });
+      expect((result.allowed as number) + (result.rejected as number)).toBe(10_000);
+      const reference = refReplay(sample, refModel(name, 5, 10_000));
+      expect(result.rejected).toBe(reference.rejected);
+      expect(result.clients_limited).toBe(reference.clientsLimited);
+      expect(result.rejected).toBe(SAMPLE_REJECTED[name]['5/10']);
+    },
+  );
+
+  it('agrees with the references on random logs (programmatic replay)', async () => {
+    const clients = ['a', 'b', 'c'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...STRATEGY_NAMES),
+        fc.integer({ min: 1, max: 4 }),
+        fc.constantFrom(1, 2.5, 7, 10, 30),
+        fc.array(fc.tuple(fc.constantFrom(...clients), fc.integer({ min: 0, max: 120 })), { maxLength: 60 }),
+        async (name, threshold, windowSeconds, entries) => {
+          const two = (n: number) => String(n).padStart(2, '0');
+          const text = entries
+            .map(([client, s]) => `${client} - - [17/May/2015:10:${two(Math.floor(s / 60))}:${two(s % 60)} +0000] "GET / HTTP/1.1" 200 1\n`)
+            .join('');
+          const summary = await replayText(text, { strategy: name, threshold, windowSeconds });
+          const reference = refReplay(refRequests(text), refModel(name, threshold, windowSeconds * 1000));
+          expect(summary.strategy).toBe(name);
+          expect({ rejected: summary.rejected, clientsLimited: summary.clientsLimited }).toEqual(reference);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('defaults to the sliding-window log, and shows the strategy in the report', () => {
+    expect(cliJson(['replay'])).toMatchObject({ strategy: 'sliding-window-log', rejected: 87 });
+    for (const name of STRATEGY_NAMES) {
+      const run = cli(['replay', '--strategy', name]);
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain(`\nlimit: 60 requests per 60 s per client (${name})\n`);
+      const rejected = SAMPLE_REJECTED[name]['60/60'];
+      expect(run.stdout).toMatch(new RegExp(`^rejected +${rejected}  \\(`, 'm'));
+    }
+    expect(cliJson(['replay', '--strategy=gcra'])).toMatchObject({ strategy: 'gcra' });
+  });
+
+  it('replay(): each name gives a new instance of its strategy; an unknown name throws', async () => {
+    for (const name of STRATEGY_NAMES) {
+      expect(createStrategy(name).name).toBe(name);
+      expect(createStrategy(name)).not.toBe(createStrategy(name));
+      expect(await replayText(FIXTURE, { strategy: name, threshold: 2, windowSeconds: 10 })).toMatchObject({
+        strategy: name,
+        requests: 8,
+      });
+    }
+    expect((await replayText(FIXTURE)).strategy).toBe('sliding-window-log');
+    await expect(replayText(FIXTURE, { strategy: 'leaky' })).rejects.toThrow(RangeError);
+    await expect(replayText(FIXTURE, { strategy: 'leaky' })).rejects.toThrow(
+      /^Expected `strategy` to be one of sliding-window-log, sliding-window-counter, fixed-window, token-bucket, gcra, got `"leaky"`/,
+    );
+    await expect(replayText(FIXTURE, { strategy: 'toString' })).rejects.toThrow(RangeError);
+    await expect(replayText(FIXTURE, { strategy: 42 as unknown as string })).rejects.toThrow(TypeError);
+    // The threshold cap of the sliding-window log, and none for the others.
+    await expect(replayText(FIXTURE, { threshold: 2_000_000 })).rejects.toThrow(/`threshold`.*1048576/);
+    expect(await replayText(FIXTURE, { threshold: 2_000_000, strategy: 'gcra' })).toMatchObject({ rejected: 0 });
+  });
+
+  describe('errors: one line on stderr, exit code 2, nothing on stdout', () => {
+    const fails = (args: string[]): string => {
+      const run = cli(args);
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(stderrLines(run)).toHaveLength(1);
+      return run.stderr;
+    };
+    const NAMES = 'sliding-window-log, sliding-window-counter, fixed-window, token-bucket, gcra';
+
+    it('an unknown strategy', () => {
+      expect(fails(['replay', '--strategy', 'leaky'])).toBe(
+        `ratewarden: expected \`--strategy\` to be one of ${NAMES}, got \`leaky\`\n`,
+      );
+      expect(fails(['replay', '--strategy=SLIDING-WINDOW-LOG'])).toBe(
+        `ratewarden: expected \`--strategy\` to be one of ${NAMES}, got \`SLIDING-WINDOW-LOG\`\n`,
+      );
+      expect(fails(['replay', '--strategy', '-x'])).toBe(`ratewarden: expected \`--strategy\` to be one of ${NAMES}, got \`-x\`\n`);
+      expect(fails(['replay', '--strategy='])).toBe(`ratewarden: expected \`--strategy\` to be one of ${NAMES}, got \`\`\n`);
+      expect(fails(['replay', '--strategy'])).toBe(`ratewarden: option \`--strategy\` needs a value (one of ${NAMES})\n`);
+    });
+
+    it('a threshold above the strategy maximum; the uncapped strategies accept it', () => {
+      const message =
+        'ratewarden: expected `--threshold` to be at most 1048576 with the sliding-window-log strategy, got `2000000` ' +
+        '(for larger limits use `--strategy` sliding-window-counter, fixed-window, token-bucket or gcra)\n';
+      expect(fails(['replay', '--threshold', '2000000'])).toBe(message);
+      expect(fails(['replay', '--threshold', '2000000', '--strategy', 'sliding-window-log'])).toBe(message);
+      expect(fails(['replay', '--threshold=9007199254740991'])).toMatch(/^ratewarden: expected `--threshold` to be at most 1048576 /);
+      expect(cliJson(['replay', '--threshold', '1048576'])).toMatchObject({ threshold: 1_048_576, rejected: 0 });
+      expect(cliJson(['replay', '--threshold', '2000000', '--strategy', 'gcra'])).toMatchObject({
+        threshold: 2_000_000,
+        strategy: 'gcra',
+        requests: 10_000,
+        allowed: 10_000,
+        rejected: 0,
+      });
+      const human = cli(['replay', '--threshold', '2000000', '--strategy', 'gcra']);
+      expect(human.status).toBe(0);
+      expect(human.stderr).toBe('');
+    });
+
+    it('a window below one microsecond (the limiter minimum)', () => {
+      expect(fails(['replay', '--window', '0.0000001'])).toBe(
+        'ratewarden: expected `--window` to be at least 0.000001 (one microsecond), got `0.0000001`\n',
+      );
+      expect(cliJson(['replay', '--window', '0.000001'])).toMatchObject({ window_seconds: 0.000001, rejected: 0 });
+    });
+  });
+
+  it('lists the strategies in --help, one line each', () => {
+    const help = cli(['replay', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}--strategy NAME +the algorithm \(default sliding-window-log\):$/m);
+    for (const name of STRATEGY_NAMES) {
+      const line = help.stdout.split('\n').find((l) => new RegExp(`^ +${name} +\\S`).test(l));
+      expect(line, name).toBeDefined();
+      expect(line!.length).toBeLessThanOrEqual(80);
+    }
   });
 });

@@ -13,15 +13,28 @@ import { createProgress } from './progress.js';
 import {
   REPLAY_DEFAULTS,
   ReplayInputError,
+  STRATEGY_NAMES,
+  createStrategy,
   formatSummary,
+  isStrategyName,
   replay,
   summaryToJson,
   type InputLabel,
   type ReplaySummary,
+  type StrategyName,
 } from './replay.js';
 
 /** The built-in sample, shipped in the package next to `dist/`. */
 const SAMPLE_URL = new URL('../data/access-combined.log.gz', import.meta.url);
+
+/** A few words on each strategy, for `--help`. */
+const STRATEGY_HELP: Readonly<Record<StrategyName, string>> = {
+  'sliding-window-log': 'exact: at most N in any window; N up to 1048576',
+  'sliding-window-counter': 'this window + the last one, weighted; an estimate',
+  'fixed-window': 'a counter reset every window; 2N at a boundary',
+  'token-bucket': 'N tokens, refilled at N per window; bursts of N',
+  gcra: 'one timestamp per client; decides as token-bucket',
+};
 
 const TOP_HELP = `Usage: ratewarden <command> [options]
 
@@ -35,11 +48,12 @@ Options:
 Run \`ratewarden replay --help\` for the options of replay.
 `;
 
-const REPLAY_HELP = `Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS] [--json] [--top N]
+const REPLAY_HELP = `Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS] [--strategy NAME] [--json] [--top N]
 
 Replays an access log (NCSA Common or Combined Log Format) through a per-client
-sliding-window-log rate limit, in timestamp order, and reports how many requests
-would have been allowed and rejected. The client is the first field of each line.
+rate limit (by default the exact sliding-window log), in timestamp order, and
+reports how many requests would have been allowed and rejected. The client is
+the first field of each line.
 
 Arguments:
   FILE                path of the log; \`-\` reads stdin; gzip data (a .gz file, or
@@ -51,6 +65,8 @@ Options:
                       (default ${REPLAY_DEFAULTS.threshold})
   --window SECONDS    the window length in seconds, a number greater than 0;
                       fractions allowed (default ${REPLAY_DEFAULTS.windowSeconds})
+  --strategy NAME     the algorithm (default ${REPLAY_DEFAULTS.strategy}):
+${STRATEGY_NAMES.map((name) => `    ${name.padEnd(24)}${STRATEGY_HELP[name]}`).join('\n')}
   --top N             how many of the most-limited clients to list, an integer
                       >= 0 (default ${REPLAY_DEFAULTS.top})
   --json              print one JSON object instead of the report
@@ -64,6 +80,7 @@ Exit status: 0 on success, 2 for a bad option or an unreadable file, 1 otherwise
 const OPTIONS = {
   threshold: { type: 'string' },
   window: { type: 'string' },
+  strategy: { type: 'string' },
   top: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -130,6 +147,8 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   const threshold = integerOption('--threshold', values.threshold, 1, REPLAY_DEFAULTS.threshold);
   const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
   const windowSeconds = windowOption(values.window);
+  const strategy = strategyOption(values.strategy);
+  checkThresholdFor(strategy, threshold);
   const json = values.json === true;
 
   const operand = operands[0];
@@ -150,6 +169,7 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
     input,
     threshold,
     windowSeconds,
+    strategy,
     top,
     progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
   });
@@ -216,6 +236,7 @@ const EXPECTED: Record<string, string> = {
   '--threshold': 'a positive integer up to 9007199254740991',
   '--top': 'a non-negative integer',
   '--window': 'a finite number of seconds greater than 0',
+  '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
 };
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */
@@ -223,6 +244,7 @@ function checkOptionValue(option: string, value: string): void {
   if (option === '--threshold') integerOption(option, value, 1, 0);
   else if (option === '--top') integerOption(option, value, 0, 0);
   else if (option === '--window') windowOption(value);
+  else if (option === '--strategy') strategyOption(value);
 }
 
 /** An integer option: digits only, at least `min`, at most `Number.MAX_SAFE_INTEGER`. */
@@ -244,7 +266,41 @@ function windowOption(value: string | undefined): number {
   if (!(number > 0) || !Number.isFinite(number * 1000)) {
     throw new UsageError(`expected \`--window\` to be ${EXPECTED['--window']}, got \`${value}\``);
   }
+  if (number < MIN_WINDOW_SECONDS) {
+    // The limiter's own minimum: checked here so that it is a usage error, not an unexpected one.
+    throw new UsageError(
+      `expected \`--window\` to be at least ${MIN_WINDOW_SECONDS} (one microsecond), got \`${value}\``,
+    );
+  }
   return number;
+}
+
+/** The smallest window the limiter accepts, in seconds. */
+const MIN_WINDOW_SECONDS = 0.000001;
+
+/** The `--strategy` option: one of the strategy names. */
+function strategyOption(value: string | undefined): StrategyName {
+  if (value === undefined) return REPLAY_DEFAULTS.strategy;
+  if (!isStrategyName(value)) {
+    throw new UsageError(`expected \`--strategy\` to be ${EXPECTED['--strategy']}, got \`${value}\``);
+  }
+  return value;
+}
+
+/**
+ * Checks `threshold` against the strategy's largest (`maxThreshold`: 1,048,576 for the
+ * sliding-window log, which stores a timestamp per request), so that a threshold too large for
+ * the strategy is a usage error naming `--threshold` rather than an unexpected error.
+ */
+function checkThresholdFor(strategy: StrategyName, threshold: number): void {
+  const max = createStrategy(strategy).maxThreshold;
+  if (max === undefined || threshold <= max) return;
+  const uncapped = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThreshold === undefined);
+  const alternatives = `${uncapped.slice(0, -1).join(', ')} or ${uncapped.at(-1) ?? ''}`;
+  throw new UsageError(
+    `expected \`--threshold\` to be at most ${max} with the ${strategy} strategy, got \`${threshold}\` ` +
+      `(for larger limits use \`--strategy\` ${alternatives})`,
+  );
 }
 
 /** The package version, read from the package.json next to `dist/`. */

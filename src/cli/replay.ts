@@ -12,7 +12,14 @@
 import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import { rangeError, typeError } from '../errors.js';
 import { RateLimiter } from '../rate-limiter.js';
+import { FixedWindow } from '../strategies/fixed-window.js';
+import { GCRA } from '../strategies/gcra.js';
+import { SlidingWindowCounter } from '../strategies/sliding-window-counter.js';
+import { SlidingWindowLog } from '../strategies/sliding-window-log.js';
+import { TokenBucket } from '../strategies/token-bucket.js';
+import type { RateLimitStrategy } from '../strategy.js';
 import {
   LogLineParser,
   MALFORMED_REASONS,
@@ -25,13 +32,57 @@ import { groupDigits, silentProgress, type ProgressReporter } from './progress.j
 /** Lines longer than this many bytes (without the line ending) are malformed: `line too long`. */
 export const MAX_LINE_BYTES = 1 << 20;
 
+/** The names of the strategies a replay can use, the default first. */
+export const STRATEGY_NAMES = [
+  'sliding-window-log',
+  'sliding-window-counter',
+  'fixed-window',
+  'token-bucket',
+  'gcra',
+] as const;
+
+/** One of {@link STRATEGY_NAMES}. */
+export type StrategyName = (typeof STRATEGY_NAMES)[number];
+
+/**
+ * The strategy class of each name. The type checks that each class's `name` is its key.
+ */
+const STRATEGY_CLASSES: {
+  readonly [K in StrategyName]: new () => RateLimitStrategy<unknown> & { readonly name: K };
+} = {
+  'sliding-window-log': SlidingWindowLog,
+  'sliding-window-counter': SlidingWindowCounter,
+  'fixed-window': FixedWindow,
+  'token-bucket': TokenBucket,
+  gcra: GCRA,
+};
+
 /** Defaults of the replay options. */
 export const REPLAY_DEFAULTS = {
   threshold: 60,
   windowSeconds: 60,
+  strategy: 'sliding-window-log' satisfies StrategyName,
   top: 10,
   maxMalformedExamples: 5,
 } as const;
+
+/** Whether `name` is one of {@link STRATEGY_NAMES} (an own name, not `toString` and the like). */
+export function isStrategyName(name: unknown): name is StrategyName {
+  return typeof name === 'string' && (STRATEGY_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * A new instance of the strategy called `name`.
+ *
+ * @throws {RateWardenTypeError} (a `TypeError`) naming `strategy` when `name` is not a string.
+ * @throws {RateWardenRangeError} (a `RangeError`) naming `strategy` when it is not one of
+ *   {@link STRATEGY_NAMES}.
+ */
+export function createStrategy(name: unknown): RateLimitStrategy<unknown> {
+  if (typeof name !== 'string') throw typeError('strategy', `one of ${STRATEGY_NAMES.join(', ')}`, name);
+  if (!isStrategyName(name)) throw rangeError('strategy', `one of ${STRATEGY_NAMES.join(', ')}`, name);
+  return new STRATEGY_CLASSES[name]();
+}
 
 /**
  * The input of a replay: a file path, or the bytes themselves as an async iterable of chunks
@@ -52,6 +103,11 @@ export interface ReplayOptions {
   readonly threshold?: number | undefined;
   /** The window in **seconds**: a finite number greater than 0. Default 60. */
   readonly windowSeconds?: number | undefined;
+  /**
+   * The algorithm, by name: one of {@link STRATEGY_NAMES}. Default `"sliding-window-log"`, the
+   * exact sliding-window log.
+   */
+  readonly strategy?: string | undefined;
   /** How many of the most-rejected clients to list. Default 10. */
   readonly top?: number | undefined;
   /** How many malformed lines to keep as examples. Default 5. */
@@ -91,7 +147,7 @@ export interface ReplaySummary {
   readonly threshold: number;
   /** The window, in **seconds**. */
   readonly windowSeconds: number;
-  /** The limiter's strategy: `"sliding-window-log"`. */
+  /** The limiter's strategy: one of {@link STRATEGY_NAMES}, such as `"sliding-window-log"`. */
   readonly strategy: string;
   /** Lines read: requests plus malformed lines (empty lines at the end are not counted). */
   readonly lines: number;
@@ -377,14 +433,17 @@ export function sortByTime(
 }
 
 /**
- * Replays an access log through a {@link RateLimiter} with the default sliding-window-log
- * strategy: each valid line is one request by its client (the first field) at its time; requests
+ * Replays an access log through a {@link RateLimiter} with the strategy named by `strategy`
+ * (default: the exact sliding-window log): each valid line is one request by its client (the first field) at its time; requests
  * are decided in time order (ties in file order), the limiter's clock set to each request's time.
  *
  * @returns the {@link ReplaySummary}.
  * @throws {ReplayInputError} when the input cannot be read (missing file, permission denied,
  *   a directory, corrupt gzip data).
- * @throws a `RangeError` / `TypeError` from {@link RateLimiter} for an invalid `threshold` or
+ * @throws a `RangeError` / `TypeError` naming `strategy` when it is not one of
+ *   {@link STRATEGY_NAMES}.
+ * @throws a `RangeError` / `TypeError` from {@link RateLimiter} for an invalid `threshold`
+ *   (including one above the strategy's `maxThreshold`: 1,048,576 for the sliding-window log) or
  *   `windowSeconds`.
  */
 export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
@@ -395,9 +454,10 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   const timer = options.timer ?? (() => performance.now());
   const input = options.input;
 
-  // Validate the limit before reading anything.
+  // Validate the strategy and the limit before reading anything.
+  const strategy = createStrategy(options.strategy ?? REPLAY_DEFAULTS.strategy);
   let current = 0;
-  const limiter = new RateLimiter({ threshold, windowSeconds, clock: () => current });
+  const limiter = new RateLimiter({ threshold, windowSeconds, strategy, clock: () => current });
 
   const started = timer();
   const collector = new RequestCollector(

@@ -18,8 +18,9 @@ export class SlidingWindowCounterState {
  * The **sliding-window counter**: two fixed-window counters, the previous one weighted by how much
  * of it the sliding window still covers.
  *
- * Windows are anchored at the key's first request, and again at the first request after two
- * windows without any (not to the clock, so keys do not all roll over at once). At time `now`, `elapsed` into the current
+ * Windows are anchored at the key's first request, and again at the first request that comes
+ * after the window following the last allowed request's window, when both counts would be 0
+ * (anchored per key, not to the clock, so keys do not all roll over at once). At time `now`, `elapsed` into the current
  * window, the estimated count is `previous × (window − elapsed) / window + current`; a request of
  * cost `c` is allowed when `estimate + c <= threshold`. It assumes the previous window's requests
  * were spread evenly.
