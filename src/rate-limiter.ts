@@ -81,6 +81,34 @@ export interface RateLimiterOptions<State = unknown> {
    * @default undefined — every key gets `threshold` per `windowSeconds`.
    */
   readonly limitFor?: (user: User | string, key: string) => LimitOptions | undefined;
+  /**
+   * Sweep automatically every this many **seconds**: an incremental {@link RateLimiter.cleanUp}
+   * that visits at most 4,096 keys per slice and yields to the event loop between slices, so a
+   * sweep over millions of keys never stalls it. The timers are `unref()`ed (they never keep a
+   * Node process alive), hold the limiter only weakly (an abandoned limiter is collected and its
+   * timer stops), are clamped below 2^31 − 1 ms, and are stopped by `close()` or
+   * `[Symbol.dispose]()`.
+   *
+   * A finite number of at least 0.001. Off by default: timers in a library surprise tests that
+   * run all fake timers.
+   * @default undefined — no automatic sweep
+   */
+  readonly sweepIntervalSeconds?: number;
+  /**
+   * The most keys tracked at once: a bound on memory against floods of distinct keys.
+   *
+   * When a new key arrives with `maxKeys` keys tracked, the limiter looks at up to 16 of the
+   * longest-tracked keys and forgets the first whose window is clear (forgetting it changes no
+   * decision). It never forgets a key whose window is live, so a flood of new keys can never
+   * reset another client's limit. When every key it looks at is live, the new key's request is
+   * **rejected**, recording nothing, with `remaining: 0` and `retryAfter` the soonest that one of
+   * those keys clears (at most the window): the flood is held off, not the clients already
+   * tracked.
+   *
+   * A positive safe integer, or `Infinity`.
+   * @default Infinity
+   */
+  readonly maxKeys?: number;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -98,6 +126,20 @@ export interface LimiterInternals {
 }
 
 let nextId = 0;
+/** Keys per slice of the automatic sweep: well under a millisecond of work. */
+const SWEEP_SLICE = 4_096;
+/** Keys looked at, under `maxKeys`, for one to forget. */
+const EVICT_SCAN = 16;
+/** Tracked keys at which an unbounded limiter warns once. */
+const WARN_KEYS = 1_000_000;
+/** The longest timer delay: 2^31 − 1 ms overflows to 1 ms in Node and browsers. */
+const MAX_TIMER_MS = 2 ** 31 - 2;
+
+/** `unref()`s a Node timer, so that it does not keep the process alive; a no-op elsewhere. */
+function unref(timer: unknown): void {
+  const t = timer as { unref?: () => void };
+  if (typeof t.unref === 'function') t.unref();
+}
 // Assigned by the class's static block, which alone can reach its private members.
 let internals: LimiterInternals;
 
@@ -140,6 +182,17 @@ export class RateLimiter<State = unknown> {
   readonly #keyLimits = new Map<string, Limit>();
   /** A number unique to this limiter: the lock order of multi-limit checks. */
   readonly #id = nextId++;
+  readonly #maxKeys: number;
+  /** Where the search for a clear key to forget (under `maxKeys`) goes on from. */
+  #evictCursor: Iterator<[string, State]> | undefined;
+  /** The automatic sweep: its interval timer, the pending slice, and where the slice goes on. */
+  #sweepTimer: ReturnType<typeof setInterval> | undefined;
+  #sliceTimer: ReturnType<typeof setTimeout> | undefined;
+  #sweepCursor: Iterator<[string, State]> | undefined;
+  #swept = 0;
+  #warned = false;
+  /** Whether cleanUp() was ever called (then the unbounded-keys warning is not needed). */
+  #cleaned = false;
   readonly #clock: Clock;
   readonly #synchronous: boolean;
   readonly #states = new Map<string, State>();
@@ -187,6 +240,17 @@ export class RateLimiter<State = unknown> {
     this.#limit = { threshold, windowMs, windowSeconds };
     this.#clock = clock;
     this.#synchronous = synchronous;
+    const maxKeys = options.maxKeys === undefined ? Infinity : options.maxKeys;
+    if (maxKeys !== Infinity) checkPositiveInteger('maxKeys', maxKeys);
+    this.#maxKeys = maxKeys;
+    const sweep = options.sweepIntervalSeconds;
+    if (sweep !== undefined) {
+      if (typeof sweep !== 'number') throw typeError('sweepIntervalSeconds', 'a finite number of seconds, at least 0.001', sweep);
+      if (!(sweep >= 0.001) || !Number.isFinite(sweep)) {
+        throw rangeError('sweepIntervalSeconds', 'a finite number of seconds, at least 0.001', sweep);
+      }
+      this.#startSweeping(Math.min(sweep * 1000, MAX_TIMER_MS));
+    }
   }
 
   /** Requests (cost units) allowed per window and key (read-only). */
@@ -312,6 +376,7 @@ export class RateLimiter<State = unknown> {
    */
   cleanUp(): number {
     const now = this.#now();
+    this.#cleaned = true;
     const strategy = this.#strategy;
     const limit = this.#limit;
     const states = this.#states;
@@ -328,6 +393,122 @@ export class RateLimiter<State = unknown> {
       }
     }
     return dropped;
+  }
+
+  /**
+   * Stops the automatic sweep, if any (see `sweepIntervalSeconds`). Decisions keep working; only
+   * the timers stop. Safe to call more than once.
+   */
+  close(): void {
+    if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
+    if (this.#sliceTimer !== undefined) clearTimeout(this.#sliceTimer);
+    this.#sweepTimer = undefined;
+    this.#sliceTimer = undefined;
+    this.#sweepCursor = undefined;
+  }
+
+  /** {@link close}, for `using limiter = new RateLimiter(...)`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /**
+   * Keys the automatic sweep has dropped since the limiter was created (each full pass visits
+   * every key once, in slices).
+   */
+  get sweptKeys(): number {
+    return this.#swept;
+  }
+
+  #startSweeping(intervalMs: number): void {
+    const self = new WeakRef(this);
+    const timer = setInterval(() => {
+      const limiter = self.deref();
+      if (limiter === undefined) clearInterval(timer);
+      else if (limiter.#sweepCursor === undefined) limiter.#sweepSlice(limiter.#states.entries());
+    }, intervalMs);
+    unref(timer);
+    this.#sweepTimer = timer;
+  }
+
+  /** Sweeps up to {@link SWEEP_SLICE} keys from `cursor`, then schedules the next slice. */
+  #sweepSlice(cursor: Iterator<[string, State]>): void {
+    this.#sliceTimer = undefined;
+    let now: number;
+    try {
+      now = this.#now();
+    } catch {
+      // A clock that fails now fails decisions too, where the caller sees the error.
+      this.#sweepCursor = undefined;
+      return;
+    }
+    const strategy = this.#strategy;
+    const states = this.#states;
+    const mutex = this.#mutex;
+    const keyLimits = this.#keyLimits;
+    for (let visited = 0; visited < SWEEP_SLICE; visited++) {
+      const next = cursor.next();
+      if (next.done === true) {
+        this.#sweepCursor = undefined;
+        return;
+      }
+      const [key, state] = next.value;
+      if (mutex.isLocked(key)) continue;
+      if (strategy.sweep(state, now, keyLimits.get(key) ?? this.#limit)) {
+        states.delete(key);
+        keyLimits.delete(key);
+        this.#swept++;
+      }
+    }
+    this.#sweepCursor = cursor;
+    const self = new WeakRef(this);
+    const slice = setTimeout(() => {
+      const limiter = self.deref();
+      if (limiter !== undefined && limiter.#sweepCursor === cursor) limiter.#sweepSlice(cursor);
+    }, 0);
+    unref(slice);
+    this.#sliceTimer = slice;
+  }
+
+  /**
+   * Makes room for a new key under `maxKeys`: forgets the first clear key among the next
+   * {@link EVICT_SCAN} longest-tracked ones. Returns `undefined` when it did, else the rejection
+   * for the new key.
+   */
+  #makeRoom(now: number, limit: Limit): RateLimitResult | undefined {
+    const states = this.#states;
+    const strategy = this.#strategy;
+    let soonest = Infinity;
+    for (let scanned = 0; scanned < EVICT_SCAN; scanned++) {
+      let next = this.#evictCursor?.next();
+      if (next === undefined || next.done === true) {
+        this.#evictCursor = states.entries();
+        next = this.#evictCursor.next();
+        if (next.done === true) break;
+      }
+      const [key, state] = next.value;
+      if (this.#mutex.isLocked(key)) continue;
+      const keyLimit = this.#keyLimits.get(key) ?? this.#limit;
+      if (strategy.sweep(state, now, keyLimit)) {
+        states.delete(key);
+        this.#keyLimits.delete(key);
+        return undefined;
+      }
+      if (this.#synchronous) {
+        const clears = (strategy.peek(key, state, now, 1, keyLimit) as RateLimitResult).resetAfter;
+        if (clears < soonest) soonest = clears;
+      }
+    }
+    // None was clear: start again from the longest-tracked key next time (it clears first).
+    this.#evictCursor = undefined;
+    const wait = Math.min(soonest === Infinity ? limit.windowSeconds : soonest, limit.windowSeconds);
+    return {
+      allowed: false,
+      remaining: 0,
+      retryAfter: wait > 0 ? wait : limit.windowSeconds,
+      limit: limit.threshold,
+      resetAfter: 0,
+    };
   }
 
   /**
@@ -414,6 +595,12 @@ export class RateLimiter<State = unknown> {
     }
     // A key seen for the first time keeps its state only once a request has been allowed, so
     // that a rejected or failed first request leaves no trace.
+    if (this.#states.size >= this.#maxKeys) {
+      const full = this.#makeRoom(now, limit);
+      if (full !== undefined) return full;
+    } else if (this.#states.size === WARN_KEYS && !this.#warned) {
+      this.#warnUnbounded();
+    }
     const fresh = this.#strategy.createState(limit);
     if (this.#synchronous) {
       const result = this.#strategy.consume(key, fresh, now, cost, limit) as RateLimitResult;
@@ -454,6 +641,18 @@ export class RateLimiter<State = unknown> {
         throw error;
       },
     );
+  }
+
+  /** Warns once when many keys are tracked with nothing to bound them. */
+  #warnUnbounded(): void {
+    this.#warned = true;
+    if (this.#maxKeys !== Infinity || this.#sweepTimer !== undefined || this.#cleaned) return;
+    const message =
+      `ratewarden: a RateLimiter tracks ${WARN_KEYS} keys with no bound: call cleanUp() ` +
+      'periodically, or set sweepIntervalSeconds or maxKeys';
+    const process = (globalThis as { process?: { emitWarning?: (message: string, type: string) => void } }).process;
+    if (typeof process?.emitWarning === 'function') process.emitWarning(message, 'RateWardenWarning');
+    else console.warn(message);
   }
 
   #peek(user: User | string, key: string, cost: number): RateLimitResult | PromiseLike<RateLimitResult> {
