@@ -1,7 +1,9 @@
 // The automatic incremental sweep, close/dispose, maxKeys against key floods, the warning.
-import FakeTimers, { type InstalledClock } from '@sinonjs/fake-timers';
+import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GCRA, RateLimiter } from '../src/index.js';
+
+type InstalledClock = ReturnType<ReturnType<typeof FakeTimers.withGlobal>['install']>;
 
 describe('automatic sweep (sweepIntervalSeconds)', () => {
   let clock: InstalledClock;
