@@ -127,7 +127,7 @@ export interface LimiterInternals {
 
 let nextId = 0;
 /** Keys per slice of the automatic sweep: well under a millisecond of work. */
-const SWEEP_SLICE = 4_096;
+const SWEEP_SLICE = 1_024;
 /** Keys looked at, under `maxKeys`, for one to forget. */
 const EVICT_SCAN = 16;
 /** Tracked keys at which an unbounded limiter warns once. */
@@ -384,14 +384,17 @@ export class RateLimiter<State = unknown> {
     let dropped = 0;
     const keyLimits = this.#keyLimits;
     const tiered = keyLimits.size > 0;
-    for (const [key, state] of states) {
-      if (mutex.isLocked(key)) continue;
+    // Only asynchronous strategies hold locks across a decision.
+    const locking = !this.#synchronous && mutex.size > 0;
+    // forEach, not for-of: no [key, value] array allocated per key.
+    states.forEach((state, key) => {
+      if (locking && mutex.isLocked(key)) return;
       if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
         states.delete(key);
         if (tiered) keyLimits.delete(key);
         dropped++;
       }
-    }
+    });
     return dropped;
   }
 
@@ -446,6 +449,9 @@ export class RateLimiter<State = unknown> {
     const states = this.#states;
     const mutex = this.#mutex;
     const keyLimits = this.#keyLimits;
+    const locking = !this.#synchronous && mutex.size > 0;
+    const tiered = keyLimits.size > 0;
+    const limit = this.#limit;
     for (let visited = 0; visited < SWEEP_SLICE; visited++) {
       const next = cursor.next();
       if (next.done === true) {
@@ -453,8 +459,8 @@ export class RateLimiter<State = unknown> {
         return;
       }
       const [key, state] = next.value;
-      if (mutex.isLocked(key)) continue;
-      if (strategy.sweep(state, now, keyLimits.get(key) ?? this.#limit)) {
+      if (locking && mutex.isLocked(key)) continue;
+      if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
         states.delete(key);
         keyLimits.delete(key);
         this.#swept++;
