@@ -97,13 +97,13 @@ export interface RateLimiterOptions<State = unknown> {
   /**
    * The most keys tracked at once: a bound on memory against floods of distinct keys.
    *
-   * When a new key arrives with `maxKeys` keys tracked, the limiter looks at up to 16 of the
-   * longest-tracked keys and forgets the first whose window is clear (forgetting it changes no
-   * decision). It never forgets a key whose window is live, so a flood of new keys can never
-   * reset another client's limit. When every key it looks at is live, the new key's request is
-   * **rejected**, recording nothing, with `remaining: 0` and `retryAfter` the soonest that one of
-   * those keys clears (at most the window): the flood is held off, not the clients already
-   * tracked.
+   * When a new key arrives with `maxKeys` keys tracked, the limiter looks at the next 16 tracked
+   * keys (round robin, oldest first) and forgets the first whose window is clear (forgetting it
+   * changes no decision). It never forgets a key whose window is live, so a flood of new keys
+   * can never reset another client's limit. When every key it looks at is live, the new key's
+   * request is **rejected**, recording nothing, with `remaining: 0` and `retryAfter` the time
+   * until the first of them clears (at most the window): the flood is held off, not the clients
+   * already tracked. O(1) per new key.
    *
    * A positive safe integer, or `Infinity`.
    * @default Infinity
@@ -485,6 +485,7 @@ export class RateLimiter<State = unknown> {
     const states = this.#states;
     const strategy = this.#strategy;
     let soonest = Infinity;
+    // With every key looked at live, this is when the first of them clears.
     for (let scanned = 0; scanned < EVICT_SCAN; scanned++) {
       let next = this.#evictCursor?.next();
       if (next === undefined || next.done === true) {
@@ -500,13 +501,13 @@ export class RateLimiter<State = unknown> {
         this.#keyLimits.delete(key);
         return undefined;
       }
-      if (this.#synchronous) {
-        const clears = (strategy.peek(key, state, now, 1, keyLimit) as RateLimitResult).resetAfter;
-        if (clears < soonest) soonest = clears;
+      if (scanned === 0 && this.#synchronous) {
+        // The first key looked at gives the estimate of when room will be made.
+        soonest = (strategy.peek(key, state, now, 1, keyLimit) as RateLimitResult).resetAfter;
       }
     }
-    // None was clear: start again from the longest-tracked key next time (it clears first).
-    this.#evictCursor = undefined;
+    // None was clear: the next new key goes on from here (round robin over the tracked keys;
+    // restarting from the oldest would skip the Map's deleted slots again and again).
     const wait = Math.min(soonest === Infinity ? limit.windowSeconds : soonest, limit.windowSeconds);
     return {
       allowed: false,
