@@ -76,8 +76,9 @@ interface Step {
  * always in the same global order (by limiter, then key), so two groups that share limiters or
  * keys cannot deadlock; the synchronous limits are re-checked and recorded in one synchronous
  * step once the asynchronous ones have been checked; then the asynchronous ones are recorded.
- * If recording fails in an asynchronous strategy (a store error), the error is raised and the
- * limits already recorded stay recorded.
+ * If recording fails in an asynchronous strategy (a store error), or a store shared with other
+ * processes refuses on recording what it allowed on checking, the group raises the error or
+ * reports the refusal, and the limits already recorded stay recorded.
  *
  * (rate-limiter-flexible's `RLWrapperBlackAndWhite`/union consume from every limiter and never
  * roll back; this checks before recording anything.)
@@ -110,7 +111,9 @@ export class RateLimitGroup {
     const internals = limiterInternals();
     const seen = new Set<AnyLimiter>();
     let repeats = false;
-    this.#members = members.map((entry, index) => {
+    const checked: Member[] = [];
+    for (let index = 0; index < members.length; index++) {
+      const entry = members[index] as AnyLimiter | GroupMember;
       const member = isLimiter(entry) ? { limiter: entry } : (entry as GroupMember);
       if (member === null || typeof member !== 'object' || !isLimiter(member.limiter)) {
         throw typeError(`members[${index}]`, 'a RateLimiter or { limiter: RateLimiter, key?, name? }', entry);
@@ -123,13 +126,14 @@ export class RateLimitGroup {
       }
       if (seen.has(member.limiter)) repeats = true;
       seen.add(member.limiter);
-      return {
+      checked.push({
         limiter: member.limiter,
         key: member.key,
         name: member.name ?? `limit-${index + 1}`,
         synchronous: internals.synchronous(member.limiter),
-      };
-    });
+      });
+    }
+    this.#members = checked;
     this.#repeats = repeats;
     this.#synchronous = this.#members.every((m) => m.synchronous);
   }
@@ -213,7 +217,8 @@ export class RateLimitGroup {
     const recorded = steps.map(
       (s, i) => internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult,
     );
-    return this.#combine(recorded, true);
+    // Every limit allowed on checking, so each allows on recording (same time, same state).
+    return this.#combine(recorded, recorded.every((r) => r.allowed));
   }
 
   async #decideAsync(user: User | string, options: RequestOptions | undefined, record: boolean): Promise<GroupResult> {
@@ -234,9 +239,13 @@ export class RateLimitGroup {
   async #criticalSection(steps: readonly Step[], cost: number, record: boolean): Promise<GroupResult> {
     const internals = limiterInternals();
     const nows = steps.map((s) => internals.now(s.member.limiter, s.limit));
-    const checked = await Promise.all(
-      steps.map((s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number)),
+    // Every check settles before the locks are released, even when one fails.
+    const settled = await Promise.allSettled(
+      steps.map(async (s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number)),
     );
+    const failed = settled.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const checked = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
     if (!checked.every((r) => r.allowed)) return this.#combine(checked, record ? false : null);
     // Synchronous limits may have changed during the awaits: re-check and record them in one
     // synchronous step.
@@ -260,7 +269,9 @@ export class RateLimitGroup {
         recorded[i] = await internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number);
       }
     }
-    return this.#combine(recorded, true);
+    // A store shared with other processes may refuse on recording what it allowed on checking:
+    // the group then reports the refusal (the limits already recorded stay recorded).
+    return this.#combine(recorded, recorded.every((r) => r.allowed));
   }
 
   /**

@@ -38,7 +38,7 @@ export interface RequestOptions {
 export interface LimitOptions {
   /** Requests (cost units) allowed per window: a positive safe integer (at most the strategy's `maxThreshold`). */
   readonly threshold: number;
-  /** The window length in **seconds**: a finite number of at least 0.000001. */
+  /** The window length in **seconds**: a finite number of at least 0.001, rounded to the millisecond. */
   readonly windowSeconds: number;
 }
 
@@ -47,8 +47,9 @@ export interface RateLimiterOptions<State = unknown> {
   /** Requests (cost units) allowed per window and key: a positive safe integer (1 to 2^53 - 1). */
   readonly threshold: number;
   /**
-   * The window length in **seconds**: a finite number of at least 0.000001 (one microsecond);
-   * fractions are allowed (`0.5` is half a second) and rounded to the microsecond.
+   * The window length in **seconds**: a finite number of at least 0.001 (one millisecond);
+   * fractions are allowed (`0.5` is half a second) and rounded to the millisecond, so that the
+   * strategies' arithmetic on whole milliseconds is exact.
    */
   readonly windowSeconds: number;
   /**
@@ -83,7 +84,7 @@ export interface RateLimiterOptions<State = unknown> {
   readonly limitFor?: (user: User | string, key: string) => LimitOptions | undefined;
   /**
    * Sweep automatically every this many **seconds**: an incremental {@link RateLimiter.cleanUp}
-   * that visits at most 4,096 keys per slice and yields to the event loop between slices, so a
+   * that visits at most 1,024 keys per slice and yields to the event loop between slices, so a
    * sweep over millions of keys never stalls it. The timers are `unref()`ed (they never keep a
    * Node process alive), hold the limiter only weakly (an abandoned limiter is collected and its
    * timer stops), are clamped below 2^31 − 1 ms, and are stopped by `close()` or
@@ -101,9 +102,14 @@ export interface RateLimiterOptions<State = unknown> {
    * keys (round robin, oldest first) and forgets the first whose window is clear (forgetting it
    * changes no decision). It never forgets a key whose window is live, so a flood of new keys
    * can never reset another client's limit. When every key it looks at is live, the new key's
-   * request is **rejected**, recording nothing, with `remaining: 0` and `retryAfter` the time
-   * until the first of them clears (at most the window): the flood is held off, not the clients
-   * already tracked. O(1) per new key.
+   * request is **rejected**, recording nothing, with `remaining: 0`, `resetAfter: 0` (the new key
+   * has no state) and `retryAfter` the time until the first key it looked at clears, capped at
+   * the window: an estimate, since by then the search has moved on round robin and may meet
+   * other live keys. The flood is held off, not the clients already tracked. `peek` answers the
+   * same way. O(1) per new key.
+   *
+   * With tiers, a key is forgotten when it is clear under the limit last applied to it; a later
+   * tier with a longer window cannot count requests from before the change that were forgotten.
    *
    * A positive safe integer, or `Infinity`.
    * @default Infinity
@@ -206,7 +212,7 @@ export class RateLimiter<State = unknown> {
    *   function.
    * @throws {RateWardenRangeError} (a `RangeError`) when `threshold` is not a positive safe
    *   integer (or exceeds the strategy's `maxThreshold`), or `windowSeconds` is not a finite
-   *   number from 0.000001 (one microsecond) up, with `windowSeconds * 1000` finite.
+   *   number from 0.001 (one millisecond) up, with `windowSeconds * 1000` finite.
    */
   constructor(options: RateLimiterOptions<State>) {
     if (options === null || typeof options !== 'object') {
@@ -234,9 +240,9 @@ export class RateLimiter<State = unknown> {
     this.#limitFor = limitFor;
 
     this.#strategy = strategy as RateLimitStrategy<State>;
-    // The window in milliseconds, rounded to the microsecond: 1.017 s is exactly 1017 ms (not
-    // 1016.9999999999999), so that integer-millisecond clocks give exact decisions.
-    const windowMs = Math.round(windowSeconds * 1e6) / 1000;
+    // The window in whole milliseconds: 1.017 s is exactly 1017 ms (not 1016.9999999999999), so
+    // that the strategies' scaled arithmetic (threshold × windowMs) stays in integers.
+    const windowMs = Math.round(windowSeconds * 1000);
     this.#limit = { threshold, windowMs, windowSeconds };
     this.#clock = clock;
     this.#synchronous = synchronous;
@@ -460,7 +466,15 @@ export class RateLimiter<State = unknown> {
       }
       const [key, state] = next.value;
       if (locking && mutex.isLocked(key)) continue;
-      if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
+      let clear: boolean;
+      try {
+        clear = strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit);
+      } catch {
+        // A failing strategy fails cleanUp() for its caller; here, in a timer, end this pass.
+        this.#sweepCursor = undefined;
+        return;
+      }
+      if (clear) {
         states.delete(key);
         keyLimits.delete(key);
         this.#swept++;
@@ -566,7 +580,7 @@ export class RateLimiter<State = unknown> {
       if (threshold > maxThreshold) {
         throw rangeError('limitFor().threshold', `at most ${maxThreshold} with the ${this.#strategy.name} strategy`, threshold);
       }
-      limit = { threshold, windowMs: Math.round(windowSeconds * 1e6) / 1000, windowSeconds };
+      limit = { threshold, windowMs: Math.round(windowSeconds * 1000), windowSeconds };
       this.#tiers.set(chosen, limit);
     }
     return limit;
@@ -592,11 +606,8 @@ export class RateLimiter<State = unknown> {
 
   /** Decides at `now` under `limit`: evict, check and record through the strategy. */
   #decideAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
-    if (this.#limitFor !== undefined) {
-      if (limit === this.#limit) this.#keyLimits.delete(key);
-      else this.#keyLimits.set(key, limit);
-    }
     const state = this.#states.get(key);
+    if (this.#limitFor !== undefined) this.#noteLimit(key, limit, state !== undefined);
     if (state !== undefined) {
       return this.#strategy.consume(key, state, now, cost, limit);
     }
@@ -604,7 +615,10 @@ export class RateLimiter<State = unknown> {
     // that a rejected or failed first request leaves no trace.
     if (this.#states.size >= this.#maxKeys) {
       const full = this.#makeRoom(now, limit);
-      if (full !== undefined) return full;
+      if (full !== undefined) {
+        this.#keyLimits.delete(key);
+        return full;
+      }
     } else if (this.#states.size === WARN_KEYS && !this.#warned) {
       this.#warnUnbounded();
     }
@@ -650,6 +664,15 @@ export class RateLimiter<State = unknown> {
     );
   }
 
+  /** Records the limit applied to `key` (for sweeps), when it is not the default. */
+  #noteLimit(key: string, limit: Limit, tracked: boolean): void {
+    if (limit === this.#limit) {
+      if (tracked) this.#keyLimits.delete(key);
+    } else {
+      this.#keyLimits.set(key, limit);
+    }
+  }
+
   /** Warns once when many keys are tracked with nothing to bound them. */
   #warnUnbounded(): void {
     this.#warned = true;
@@ -668,7 +691,14 @@ export class RateLimiter<State = unknown> {
   }
 
   #peekAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
-    return this.#strategy.peek(key, this.#states.get(key), now, cost, limit);
+    const state = this.#states.get(key);
+    if (state === undefined && this.#states.size >= this.#maxKeys) {
+      // A new key with no room: the request would be turned away unless a clear key can be
+      // forgotten now (forgetting it changes no decision), as allowRequest would do.
+      const full = this.#makeRoom(now, limit);
+      if (full !== undefined) return full;
+    }
+    return this.#strategy.peek(key, state, now, cost, limit);
   }
 
   static {
@@ -733,17 +763,17 @@ function checkStrategy(strategy: unknown): boolean {
   return synchronous;
 }
 
-/** The smallest window: one microsecond. */
-const MIN_WINDOW_SECONDS = 1e-6;
+/** The smallest window: one millisecond. */
+const MIN_WINDOW_SECONDS = 0.001;
 
 /**
- * Checks a window length in seconds: a finite number of at least one microsecond whose value in
+ * Checks a window length in seconds: a finite number of at least one millisecond whose value in
  * milliseconds is finite too.
  */
 function checkWindow(name: string, value: unknown): number {
-  if (typeof value !== 'number') throw typeError(name, 'a finite number of seconds, at least 0.000001', value);
+  if (typeof value !== 'number') throw typeError(name, 'a finite number of seconds, at least 0.001', value);
   if (!(value >= MIN_WINDOW_SECONDS) || !Number.isFinite(value * 1000)) {
-    throw rangeError(name, 'a finite number of seconds, at least 0.000001', value);
+    throw rangeError(name, 'a finite number of seconds, at least 0.001', value);
   }
   return value;
 }

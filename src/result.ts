@@ -5,8 +5,10 @@ import type { RateLimitResult } from './strategy.js';
  * here, so that all results share one object shape (call sites stay monomorphic) and one
  * conversion to seconds.
  *
- * The conversion `ms / 1000` can land a rounding step above the documented maximum (`windowMs /
- * 1000` is not always exactly `windowSeconds`), so both times are clamped to `maxSeconds`.
+ * `retryAfter` is rounded **up** to the microsecond, so that a caller who waits exactly that long
+ * is not turned away by a rounding step (with a fractional clock, `oldest + window − now` can
+ * come out a hair short). Both times are clamped to `maxSeconds`: the conversion can land a
+ * rounding step above the documented maximum.
  *
  * @param retryAfterMs - milliseconds until the request would be allowed; `Infinity` for never.
  * @param resetAfterMs - milliseconds until the key's state is fully clear.
@@ -20,7 +22,7 @@ export function result(
   resetAfterMs: number,
   maxSeconds: number,
 ): RateLimitResult {
-  let retryAfter = retryAfterMs / 1000;
+  let retryAfter = retryAfterMs === 0 ? 0 : Math.ceil(retryAfterMs * 1000 - 1e-6) / 1e6;
   if (retryAfter > maxSeconds && retryAfter !== Infinity) retryAfter = maxSeconds;
   let resetAfter = resetAfterMs / 1000;
   if (resetAfter > maxSeconds) resetAfter = maxSeconds;

@@ -71,8 +71,21 @@ describe('RateLimitGroup (synchronous strategies)', () => {
     const distinct = new RateLimitGroup([limiter, { limiter, key: () => 'global' }]);
     expect(distinct.allowRequestSync('u').allowed).toBe(true);
     expect(() => new RateLimitGroup([])).toThrow(TypeError);
+    // eslint-disable-next-line no-sparse-arrays
+    expect(() => new RateLimitGroup([, limiter] as never)).toThrow(/`members\[0\]`/);
     expect(() => new RateLimitGroup([{} as never])).toThrow(/`members\[0\]`/);
     expect(() => new RateLimitGroup([{ limiter, key: 'x' } as never])).toThrow(/`members\[0\].key` to be a function/);
+  });
+
+  it('a member full under maxKeys rejects at the check: nothing is recorded anywhere', () => {
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => 0 });
+    const b = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 1, clock: () => 0 });
+    b.allowRequestSync('bob');
+    const group = new RateLimitGroup([a, b]);
+    const r = group.allowRequestSync('alice');
+    expect(r).toMatchObject({ allowed: false, binding: 1 });
+    expect(a.peekSync('alice').remaining).toBe(5);
+    expect(group.peekSync('alice').allowed).toBe(false);
   });
 
   it('validates user and cost like a limiter, rejecting (never throwing) from allowRequest', async () => {
@@ -163,6 +176,26 @@ describe('RateLimitGroup (asynchronous strategies)', () => {
     const results = await Promise.all(calls);
     expect(results.every((r) => r.allowed)).toBe(true);
     expect((await b.peek('shared')).remaining).toBe(800);
+  });
+
+  it('a failing check rejects the group once, after every check has settled (no unhandled rejection)', async () => {
+    const failing = (how: 'sync' | 'async'): RateLimitStrategy<{ count: number }> => {
+      const base = new AwaitingCounter();
+      return {
+        name: `failing-${how}`,
+        synchronous: false,
+        createState: () => base.createState(),
+        consume: (...args) => base.consume(...args),
+        peek: how === 'sync' ? () => { throw new Error('sync peek failure'); } : async () => { throw new Error('async peek failure'); },
+        sweep: () => false,
+      };
+    };
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: failing('async'), clock: () => 0 });
+    const b = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: failing('sync'), clock: () => 0 });
+    const c = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([a, b, c]);
+    await expect(group.allowRequest('k')).rejects.toThrow(/peek failure/);
+    expect((await c.peek('k')).remaining).toBe(5);
   });
 
   it('mixes synchronous and asynchronous limits, all or nothing', async () => {

@@ -27,8 +27,8 @@ describe('constructor options', () => {
     ['NaN threshold', { threshold: NaN, windowSeconds: 1 }, RangeError, /got `NaN`/],
     ['infinite threshold', { threshold: Infinity, windowSeconds: 1 }, RangeError, /got `Infinity`/],
     ['unsafe threshold', { threshold: 2 ** 53, windowSeconds: 1 }, RangeError, /`threshold`/],
-    ['missing window', { threshold: 1 }, TypeError, /`windowSeconds` to be a finite number of seconds, at least 0.000001, got `undefined`/],
-    ['sub-microsecond window', { threshold: 1, windowSeconds: 1e-7 }, RangeError, /`windowSeconds` .* got `1e-7`/],
+    ['missing window', { threshold: 1 }, TypeError, /`windowSeconds` to be a finite number of seconds, at least 0.001, got `undefined`/],
+    ['sub-millisecond window', { threshold: 1, windowSeconds: 0.0009 }, RangeError, /`windowSeconds` .* got `0.0009`/],
     ['null clock', { ...ok, clock: null }, TypeError, /`clock` to be a function, got `null`/],
     ['null strategy', { ...ok, strategy: null }, TypeError, /`strategy` to be an object/],
     ['threshold above the log maximum', { threshold: 2 ** 20 + 1, windowSeconds: 1 }, RangeError, /`threshold` to be at most 1048576 with the sliding-window-log strategy .* got `1048577`/],
@@ -36,7 +36,7 @@ describe('constructor options', () => {
     ['negative window', { threshold: 1, windowSeconds: -1 }, RangeError, /got `-1`/],
     ['NaN window', { threshold: 1, windowSeconds: NaN }, RangeError, /got `NaN`/],
     ['infinite window', { threshold: 1, windowSeconds: Infinity }, RangeError, /got `Infinity`/],
-    ['overflowing window', { threshold: 1, windowSeconds: 1e308 }, RangeError, /`windowSeconds` to be a finite number of seconds, at least 0.000001, got `1e\+308`/],
+    ['overflowing window', { threshold: 1, windowSeconds: 1e308 }, RangeError, /`windowSeconds` to be a finite number of seconds, at least 0.001, got `1e\+308`/],
     ['bigint window', { threshold: 1, windowSeconds: 10n }, TypeError, /got `10n` \(bigint\)/],
     ['clock not a function', { ...ok, clock: 5 }, TypeError, /`clock` to be a function, got `5`/],
     ['strategy not an object', { ...ok, strategy: 'gcra' }, TypeError, /`strategy` to be an object/],
@@ -60,9 +60,9 @@ describe('constructor options', () => {
   }
 
   it('accepts the boundaries and exposes the options', () => {
-    const limiter = new RateLimiter({ threshold: 2 ** 20, windowSeconds: 1e-6 });
+    const limiter = new RateLimiter({ threshold: 2 ** 20, windowSeconds: 0.001 });
     expect(limiter.threshold).toBe(2 ** 20);
-    expect(limiter.windowSeconds).toBe(1e-6);
+    expect(limiter.windowSeconds).toBe(0.001);
     expect(limiter.strategy).toBeInstanceOf(SlidingWindowLog);
     // Read-only: assigning throws (module code is strict) and changes nothing.
     expect(() => {
@@ -178,8 +178,8 @@ describe('bad input to a decision', () => {
     const r = limiter.allowRequestSync('a');
     expect(r.retryAfter).toBe(2.5);
     expect(r.resetAfter).toBe(2.5);
-    const tiny = new RateLimiter({ threshold: 1, windowSeconds: 1e-6, clock: () => 0.1 });
-    expect(tiny.allowRequestSync('a').resetAfter).toBeLessThanOrEqual(1e-6);
+    const tiny = new RateLimiter({ threshold: 1, windowSeconds: 0.001, clock: () => 0.1 });
+    expect(tiny.allowRequestSync('a').resetAfter).toBeLessThanOrEqual(0.001);
   });
 
   it('rejects instead of throwing synchronously when called unbound or on a foreign object', async () => {

@@ -1047,11 +1047,11 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
       expect(human.stderr).toBe('');
     });
 
-    it('a window below one microsecond (the limiter minimum)', () => {
-      expect(fails(['replay', '--window', '0.0000001'])).toBe(
-        'ratewarden: expected `--window` to be at least 0.000001 (one microsecond), got `0.0000001`\n',
+    it('a window below one millisecond (the limiter minimum)', () => {
+      expect(fails(['replay', '--window', '0.0009'])).toBe(
+        'ratewarden: expected `--window` to be at least 0.001 (one millisecond), got `0.0009`\n',
       );
-      expect(cliJson(['replay', '--window', '0.000001'])).toMatchObject({ window_seconds: 0.000001, rejected: 0 });
+      expect(cliJson(['replay', '--window', '0.001'])).toMatchObject({ window_seconds: 0.001, rejected: 0 });
     });
   });
 

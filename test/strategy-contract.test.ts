@@ -68,6 +68,14 @@ function describeStrategy(name: string, factory: () => RateLimitStrategy<unknown
       expect([1, 2, 3, 4].map(() => limiter.allowRequestSync('a').allowed)).toEqual([true, true, true, false]);
       const single = new RateLimiter({ threshold: 1, windowSeconds: 1.017, strategy: factory(), clock: () => 8 });
       expect(single.allowRequestSync('a').allowed).toBe(true);
+      // Windows that are no whole number of milliseconds are rounded to one (1/3 s is 333 ms).
+      for (const windowSeconds of [1 / 3, 1.0171]) {
+        const l = new RateLimiter({ threshold: 7, windowSeconds, strategy: factory(), clock: () => clock.now });
+        const burst = Array.from({ length: 8 }, () => l.allowRequestSync('b'));
+        expect(burst.map((r) => r.allowed)).toEqual([true, true, true, true, true, true, true, false]);
+        expect(burst.map((r) => r.remaining)).toEqual([6, 5, 4, 3, 2, 1, 0, 0]);
+        expect(Number.isFinite(burst[7]!.retryAfter)).toBe(true);
+      }
     });
 
     it('lets the same request through once retryAfter has passed, not a millisecond before', () => {

@@ -269,14 +269,14 @@ function windowOption(value: string | undefined): number {
   if (number < MIN_WINDOW_SECONDS) {
     // The limiter's own minimum: checked here so that it is a usage error, not an unexpected one.
     throw new UsageError(
-      `expected \`--window\` to be at least ${MIN_WINDOW_SECONDS} (one microsecond), got \`${value}\``,
+      `expected \`--window\` to be at least ${MIN_WINDOW_SECONDS} (one millisecond), got \`${value}\``,
     );
   }
   return number;
 }
 
 /** The smallest window the limiter accepts, in seconds. */
-const MIN_WINDOW_SECONDS = 0.000001;
+const MIN_WINDOW_SECONDS = 0.001;
 
 /** The `--strategy` option: one of the strategy names. */
 function strategyOption(value: string | undefined): StrategyName {
