@@ -75,7 +75,8 @@ export interface RateLimiterOptions<State = unknown> {
    * once: with the sliding-window log, the requests already in the window count against the new
    * threshold (a downgrade from 600 to 60 with 100 requests in the window rejects until fewer
    * than 60 remain); counters compare their counts with the new threshold; the token bucket and
-   * GCRA keep their fill fraction rescaled to the new rate, capped at the new burst.
+   * GCRA keep the used share of their burst, from the key's first decision under the new limit.
+   * A key is swept under the limit last applied to it.
    *
    * @throws from a decision: a `TypeError` / `RangeError` naming `limitFor().threshold` or
    *   `limitFor().windowSeconds` when the returned limit is invalid, or what the function throws.

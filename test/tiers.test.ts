@@ -1,6 +1,6 @@
 // Tiers: a limit chosen per user by `limitFor`.
 import { describe, expect, it } from 'vitest';
-import { GCRA, type LimitOptions, RateLimiter, SlidingWindowCounter, TokenBucket, type User } from '../src/index.js';
+import { GCRA, type LimitOptions, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, TokenBucket, type User } from '../src/index.js';
 
 interface Customer extends User {
   readonly plan: 'free' | 'pro';
@@ -92,6 +92,31 @@ describe('tiers (limitFor)', () => {
       for (let i = 0; i < 100; i++) if (limiter.allowRequestSync('u').allowed) allowed++;
       expect(allowed).toBeLessThanOrEqual(60);
       expect(allowed).toBeGreaterThanOrEqual(59);
+    }
+  });
+
+  it('token bucket and GCRA keep the used share of the burst across a tier change, both ways', () => {
+    for (const make of [(): RateLimitStrategy<unknown> => new TokenBucket(), (): RateLimitStrategy<unknown> => new GCRA()]) {
+      let tier: LimitOptions = { threshold: 10, windowSeconds: 60 };
+      const clock = { now: 0 };
+      const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: make(), clock: () => clock.now, limitFor: () => tier });
+      for (let i = 0; i < 5; i++) limiter.allowRequestSync('u');
+      tier = { threshold: 100, windowSeconds: 60 }; // half the burst was used: half of 100 is left
+      expect(limiter.peekSync('u').remaining).toBe(50);
+      tier = { threshold: 10, windowSeconds: 60 };
+      for (let i = 0; i < 5; i++) limiter.allowRequestSync('u'); // now all used
+      tier = { threshold: 10, windowSeconds: 1 }; // all used: wait one emission interval, 0.1 s
+      const r = limiter.allowRequestSync('u');
+      expect(r).toMatchObject({ allowed: false, retryAfter: 0.1 });
+      clock.now += 100;
+      expect(limiter.allowRequestSync('u').allowed).toBe(true);
+      tier = { threshold: 10, windowSeconds: 60 };
+      let admitted = 0;
+      for (let t = 0; t < 59_000; t += 100) {
+        clock.now += 100;
+        if (limiter.allowRequestSync('u').allowed) admitted++;
+      }
+      expect(admitted).toBeLessThanOrEqual(20); // the new limit's bound: 2 × 10 per 60 s
     }
   });
 

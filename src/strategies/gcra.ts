@@ -7,18 +7,18 @@ import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
  * `window / threshold` adds exactly `windowMs` units.
  */
 export class GCRAState {
-  /** TAT × {@link scale}. */
+  /** TAT × `limit.threshold`. */
   tat: number;
-  /** The threshold that {@link tat} is scaled by (so a key whose limit changes is rescaled). */
-  scale: number;
+  /** The limit {@link tat} was computed under (a key whose tier changes is converted). */
+  limit: Limit;
 
   /**
-   * @param tat - the theoretical arrival time × `scale` (`-Infinity` for a new key).
-   * @param scale - the threshold that `tat` is scaled by.
+   * @param tat - the theoretical arrival time × `limit.threshold` (`-Infinity` for a new key).
+   * @param limit - the limit `tat` was computed under.
    */
-  constructor(tat: number, scale: number) {
+  constructor(tat: number, limit: Limit) {
     this.tat = tat;
-    this.scale = scale;
+    this.limit = limit;
   }
 }
 
@@ -37,7 +37,7 @@ export class GCRAState {
  * `2 × threshold` within one `window`. It smooths traffic to an even rate, with one number of
  * state instead of two.
  *
- * **Memory:** one number per key (plus the scale it is stored in): 93 bytes per key with its
+ * **Memory:** one number per key (plus a reference to the limit it was computed under): 93 bytes per key with its
  * `Map` entry, measured on Node 20 (`npm run bench:memory`), whatever the threshold.
  * **Cost per decision:** O(1).
  *
@@ -61,7 +61,7 @@ export class GCRA implements RateLimitStrategy<GCRAState> {
 
   /** A TAT in the past: a full burst is available. */
   createState(limit: Limit): GCRAState {
-    return new GCRAState(-Infinity, limit.threshold);
+    return new GCRAState(-Infinity, limit);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
@@ -76,7 +76,7 @@ export class GCRA implements RateLimitStrategy<GCRAState> {
 
   /** Says whether the TAT has passed (a full burst is available: the key decides as new). */
   sweep(state: GCRAState, nowMs: number): boolean {
-    return state.tat / state.scale <= nowMs;
+    return state.tat / state.limit.threshold <= nowMs;
   }
 }
 
@@ -84,8 +84,13 @@ function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, rec
   const threshold = limit.threshold;
   const windowMs = limit.windowMs;
   const span = threshold * windowMs; // the window, scaled
-  const tat = state.scale === threshold ? state.tat : (state.tat / state.scale) * threshold;
   const now = nowMs * threshold;
+  const tat = tatUnder(state, nowMs, limit, span);
+  if (state.limit !== limit) {
+    // The key's limit changed: the new one applies from now on, whatever this decision.
+    state.tat = tat;
+    state.limit = limit;
+  }
   // The debt: how far the TAT is ahead of now (0 when it has passed; `-Infinity` for a new key).
   // Working on the debt rather than on `tat + c × T − now` keeps a new key's first request exact
   // with a fractional clock. A debt beyond the window means the clock went back: `now` is then
@@ -102,7 +107,7 @@ function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, rec
   if (needed <= span) {
     if (record) {
       state.tat = from + needed;
-      state.scale = threshold;
+      state.limit = limit;
     }
     const used = record ? needed : debt;
     return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold, limit.windowSeconds);
@@ -111,4 +116,19 @@ function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, rec
   const resetAfter = debt / threshold;
   if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
   return result(false, remaining, (needed - span) / threshold, threshold, resetAfter, limit.windowSeconds);
+}
+
+/**
+ * The state's TAT scaled under `limit`. A key whose limit changed (a tier change) keeps the
+ * fraction of its burst that is used up: its debt (how far the TAT is ahead of now) as a share of
+ * the old window becomes the same share of the new one.
+ */
+function tatUnder(state: GCRAState, nowMs: number, limit: Limit, span: number): number {
+  const old = state.limit;
+  if (old.threshold === limit.threshold && old.windowMs === limit.windowMs) return state.tat;
+  if (state.tat === -Infinity) return -Infinity;
+  const oldSpan = old.threshold * old.windowMs;
+  const oldDebt = state.tat - nowMs * old.threshold;
+  const share = oldDebt <= 0 ? 0 : oldDebt >= oldSpan ? 1 : oldDebt / oldSpan;
+  return nowMs * limit.threshold + share * span;
 }

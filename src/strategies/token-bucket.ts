@@ -7,22 +7,22 @@ import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
  * a refill of `elapsed × threshold` is exact integer arithmetic for integer-millisecond clocks.
  */
 export class TokenBucketState {
-  /** Tokens × `scale`, at time {@link last}. */
+  /** Tokens × `limit.windowMs`, at time {@link last}. */
   level: number;
   /** When {@link level} was computed, in milliseconds on the limiter's clock. */
   last: number;
-  /** The `windowMs` that {@link level} is scaled by (so a key whose limit changes is rescaled). */
-  scale: number;
+  /** The limit {@link level} was computed under (a key whose tier changes is converted). */
+  limit: Limit;
 
   /**
-   * @param level - tokens × `scale`.
+   * @param level - tokens × `limit.windowMs`.
    * @param last - when `level` was computed, in milliseconds (`-Infinity` for a new key).
-   * @param scale - the `windowMs` that `level` is scaled by.
+   * @param limit - the limit `level` was computed under.
    */
-  constructor(level: number, last: number, scale: number) {
+  constructor(level: number, last: number, limit: Limit) {
     this.level = level;
     this.last = last;
-    this.scale = scale;
+    this.limit = limit;
   }
 }
 
@@ -61,7 +61,7 @@ export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
 
   /** A full bucket (the refill time is set by the first decision). */
   createState(limit: Limit): TokenBucketState {
-    return new TokenBucketState(limit.threshold * limit.windowMs, -Infinity, limit.windowMs);
+    return new TokenBucketState(limit.threshold * limit.windowMs, -Infinity, limit);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
@@ -77,27 +77,39 @@ export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
   /** Says whether the bucket is full at `nowMs` (the key then decides as a new one). */
   sweep(state: TokenBucketState, nowMs: number, limit: Limit): boolean {
     const full = limit.threshold * limit.windowMs;
-    const level = rescaled(state, limit);
-    return level >= full || level + (nowMs - state.last) * limit.threshold >= full;
+    return levelAt(state, nowMs, limit, full) >= full;
   }
 }
 
-/** The state's level in the scale of `limit` (rescaled if the key's window changed). */
-function rescaled(state: TokenBucketState, limit: Limit): number {
-  return state.scale === limit.windowMs ? state.level : (state.level / state.scale) * limit.windowMs;
+/**
+ * The bucket's level at `now` under `limit`, scaled by `limit.windowMs`. A key whose limit
+ * changed (a tier change) is first refilled under its old rate up to `now`, then keeps its fill
+ * fraction under the new limit.
+ */
+function levelAt(state: TokenBucketState, now: number, limit: Limit, full: number): number {
+  const old = state.limit;
+  let level = state.level;
+  if (old.threshold === limit.threshold && old.windowMs === limit.windowMs) {
+    if (level < full && now > state.last) level += (now - state.last) * limit.threshold;
+  } else {
+    const oldFull = old.threshold * old.windowMs;
+    if (level < oldFull && now > state.last) level += (now - state.last) * old.threshold;
+    level = level >= oldFull ? full : (level / oldFull) * full;
+  }
+  return level > full ? full : level;
 }
 
 function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
   const threshold = limit.threshold;
   const windowMs = limit.windowMs;
   const full = threshold * windowMs;
-  let level = rescaled(state, limit);
-  if (level > full) level = full; // the threshold was lowered (a tier change): cap at the new burst
-  let now = nowMs;
-  if (now < state.last) now = state.last;
-  else if (level < full) {
-    level += (now - state.last) * threshold;
-    if (level > full) level = full;
+  const now = nowMs < state.last ? state.last : nowMs;
+  const level = levelAt(state, now, limit, full);
+  if (state.limit !== limit) {
+    // The key's limit changed: the new one applies from now on, whatever this decision.
+    state.level = level;
+    state.last = now;
+    state.limit = limit;
   }
   const take = cost * windowMs;
   if (take <= level) {
@@ -105,7 +117,7 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Lim
     if (record) {
       state.level = after;
       state.last = now;
-      state.scale = windowMs;
+      state.limit = limit;
     }
     return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold, limit.windowSeconds);
   }
