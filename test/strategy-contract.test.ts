@@ -7,6 +7,7 @@ import { GCRA } from '../src/strategies/gcra.js';
 import { SlidingWindowCounter } from '../src/strategies/sliding-window-counter.js';
 import { SlidingWindowLog } from '../src/strategies/sliding-window-log.js';
 import { TokenBucket } from '../src/strategies/token-bucket.js';
+import { expectInRange } from './support/expect-in-range.js';
 
 interface Documented {
   /** The most units a key can be allowed in any window of length `window`, in thresholds. */
@@ -22,19 +23,9 @@ function describeStrategy(name: string, factory: () => RateLimitStrategy<unknown
     return { clock, limiter };
   }
 
-  function checkRange(r: RateLimitResult, threshold: number, windowMs: number) {
-    expect(Number.isInteger(r.remaining)).toBe(true);
-    expect(r.remaining).toBeGreaterThanOrEqual(0);
-    expect(r.remaining).toBeLessThanOrEqual(threshold);
-    expect(r.limit).toBe(threshold);
-    if (r.allowed) expect(r.retryAfter).toBe(0);
-    else if (r.retryAfter !== Infinity) {
-      expect(r.retryAfter).toBeGreaterThan(0);
-      expect(r.retryAfter).toBeLessThanOrEqual((documented.maxWait * windowMs) / 1000 + 1e-9);
-    }
-    expect(r.resetAfter).toBeGreaterThanOrEqual(0);
-    expect(r.resetAfter).toBeLessThanOrEqual((documented.maxWait * windowMs) / 1000 + 1e-9);
-  }
+  const checkRange = (r: RateLimitResult, threshold: number, windowMs: number) =>
+    expectInRange(r, threshold, (documented.maxWait * windowMs) / 1000);
+
 
   describe(`strategy contract: ${name}`, () => {
     it('has a name and is synchronous', () => {
