@@ -44,7 +44,10 @@ export interface LimitOptions {
 
 /** Options of {@link RateLimiter}. */
 export interface RateLimiterOptions<State = unknown> {
-  /** Requests (cost units) allowed per window and key: a positive safe integer (1 to 2^53 - 1). */
+  /**
+   * Requests (cost units) allowed per window and key: a positive safe integer (1 to 2^53 - 1), at
+   * most the strategy's `maxThreshold` (1,048,576 for the sliding-window log).
+   */
   readonly threshold: number;
   /**
    * The window length in **seconds**: a finite number of at least 0.001 (one millisecond);

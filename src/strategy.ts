@@ -19,15 +19,17 @@ export interface RateLimitResult {
   readonly remaining: number;
   /**
    * Seconds to wait before this same request (same cost) would be allowed: `0` when allowed, a
-   * finite number in `(0, windowSeconds]` when rejected for now, and `Infinity` when it can never
-   * be allowed because its cost is greater than `limit` (waiting will not help).
+   * finite number in `(0, windowSeconds]` when rejected for now (`(0, 2 × windowSeconds]` with
+   * the sliding-window counter), and `Infinity` when it can never be allowed because its cost is
+   * greater than `limit` (waiting will not help). Rounded up to the microsecond.
    */
   readonly retryAfter: number;
   /** The limit that applied: requests (cost units) allowed per window. */
   readonly limit: number;
   /**
    * Seconds until the key's window is fully clear, that is until `remaining` would be back to
-   * `limit` if no other request arrived: in `[0, windowSeconds]`.
+   * `limit` if no other request arrived: in `[0, windowSeconds]` (`[0, 2 × windowSeconds]` with
+   * the sliding-window counter).
    */
   readonly resetAfter: number;
 }
