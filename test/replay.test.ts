@@ -346,6 +346,16 @@ describe('sortByTime', () => {
     }
   });
 
+  it('sorts long spans of whole seconds with the radix sort, stably', () => {
+    const random = lcg(7);
+    const count = 20_000;
+    const times = new Float64Array(count);
+    // Spread over about 400 days (far beyond the counting sort's range), with many ties.
+    for (let i = 0; i < count; i++) times[i] = 1.4e12 + Math.floor(random() * 3_000) * 11_520_000;
+    expect(Array.from(sortByTime(times, count))).toEqual(reference(times, count));
+    expect(Array.from(sortByTime(times, count, 0))).toEqual(reference(times, count));
+  });
+
   it('falls back to the comparison sort for times that are not whole seconds', () => {
     const times = Float64Array.from([5500, 1000, 5500, 1000.25, -3000, 1000]);
     expect(Array.from(sortByTime(times, times.length))).toEqual([4, 1, 5, 3, 0, 2]);
