@@ -105,16 +105,3 @@ export function checkPositiveInteger(name: string, value: unknown): number {
   }
   return value;
 }
-
-/**
- * @internal Checks that `value` is a finite number greater than 0.
- * @throws {RateWardenTypeError} when `value` is not a number.
- * @throws {RateWardenRangeError} when it is NaN, infinite, zero or negative.
- */
-export function checkPositiveFinite(name: string, value: unknown): number {
-  if (typeof value !== 'number') throw typeError(name, 'a finite number greater than 0', value);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw rangeError(name, 'a finite number greater than 0', value);
-  }
-  return value;
-}

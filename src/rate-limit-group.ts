@@ -5,13 +5,11 @@ import {
   keyOf,
   limiterInternals,
   notSynchronous,
+  type AnyLimiter,
   type RequestOptions,
   type User,
 } from './rate-limiter.js';
 import type { Limit, RateLimitResult } from './strategy.js';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyLimiter = RateLimiter<any>;
 
 /** One limit of a {@link RateLimitGroup}. */
 export interface GroupMember {

@@ -121,8 +121,9 @@ export interface RateLimiterOptions<State = unknown> {
   readonly maxKeys?: number;
 }
 
+/** @internal A limiter of any state type. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyLimiter = RateLimiter<any>;
+export type AnyLimiter = RateLimiter<any>;
 
 /** @internal What {@link RateLimitGroup} needs of a limiter's internals. */
 export interface LimiterInternals {
