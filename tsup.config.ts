@@ -2,9 +2,12 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    // The library: dual ESM/CJS with declarations, no runtime dependencies.
-    entry: { index: 'src/index.ts' },
+    // The library: dual ESM/CJS with declarations, no runtime dependencies. `ratewarden/redis`
+    // shares the core's chunks (one RateLimiter class, one set of errors) in both formats.
+    entry: { index: 'src/index.ts', redis: 'src/redis/index.ts' },
     format: ['esm', 'cjs'],
+    splitting: true,
+    external: ['node:crypto'],
     dts: true,
     clean: true,
     sourcemap: true,

@@ -9,7 +9,7 @@ import {
   type RequestOptions,
   type User,
 } from './rate-limiter.js';
-import type { Limit, RateLimitResult } from './strategy.js';
+import type { BatchRequest, Limit, RateLimitResult, StrategyBatch } from './strategy.js';
 
 /** One limit of a {@link RateLimitGroup}. */
 export interface GroupMember {
@@ -97,6 +97,8 @@ export class RateLimitGroup {
   /** Whether a limiter appears twice (a key could then be decided twice in one request). */
   readonly #repeats: boolean;
   readonly #synchronous: boolean;
+  /** The batch deciding every limit in one step, when all the limits' strategies share one. */
+  readonly #batch: StrategyBatch | undefined;
 
   /**
    * @param members - the limits: limiters, or {@link GroupMember}s; at least one.
@@ -134,6 +136,12 @@ export class RateLimitGroup {
     this.#members = checked;
     this.#repeats = repeats;
     this.#synchronous = this.#members.every((m) => m.synchronous);
+    const batch = checked[0]?.limiter.strategy.batch;
+    this.#batch =
+      batch !== undefined &&
+      checked.every((m) => m.limiter.strategy.external === true && m.limiter.strategy.batch === batch)
+        ? batch
+        : undefined;
   }
 
   /** The names of the limits, in member order. */
@@ -237,6 +245,19 @@ export class RateLimitGroup {
   async #criticalSection(steps: readonly Step[], cost: number, record: boolean): Promise<GroupResult> {
     const internals = limiterInternals();
     const nows = steps.map((s) => internals.now(s.member.limiter, s.limit));
+    const batch = this.#batch;
+    if (batch !== undefined) {
+      // One step for every limit (one script call for Redis): checked, and recorded only if all allow.
+      const requests: BatchRequest[] = steps.map((s, i) => ({
+        strategy: s.member.limiter.strategy,
+        key: s.key,
+        nowMs: nows[i] as number,
+        cost,
+        limit: s.limit,
+      }));
+      const results = await batch.decideAll(requests, record);
+      return this.#combine(results, record ? results.every((r) => r.allowed) : null);
+    }
     // Every check settles before the locks are released, even when one fails.
     const settled = await Promise.allSettled(
       steps.map(async (s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number)),

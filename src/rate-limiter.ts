@@ -206,6 +206,8 @@ export class RateLimiter<State = unknown> {
   #cleaned = false;
   readonly #clock: Clock;
   readonly #synchronous: boolean;
+  /** Whether the strategy keeps the per-key state itself (in a store): no map entries here. */
+  readonly #external: boolean;
   readonly #states = new Map<string, State>();
   readonly #mutex = new KeyedMutex();
   /** The latest clock reading used: the limiter's time never runs backwards. */
@@ -251,6 +253,11 @@ export class RateLimiter<State = unknown> {
     this.#limit = { threshold, windowMs, windowSeconds };
     this.#clock = clock;
     this.#synchronous = synchronous;
+    const external = (strategy as { external?: unknown }).external;
+    if (external !== undefined && typeof external !== 'boolean') {
+      throw typeError('strategy.external', 'a boolean or undefined', external);
+    }
+    this.#external = external === true;
     const maxKeys = options.maxKeys === undefined ? Infinity : options.maxKeys;
     if (maxKeys !== Infinity) checkPositiveInteger('maxKeys', maxKeys);
     this.#maxKeys = maxKeys;
@@ -607,6 +614,7 @@ export class RateLimiter<State = unknown> {
 
   /** Decides at `now` under `limit`: evict, check and record through the strategy. */
   #decideAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    if (this.#external) return this.#strategy.consume(key, undefined as State, now, cost, limit);
     const state = this.#states.get(key);
     if (this.#limitFor !== undefined) this.#noteLimit(key, limit, state !== undefined);
     if (state !== undefined) {
@@ -692,6 +700,7 @@ export class RateLimiter<State = unknown> {
   }
 
   #peekAt(key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult> {
+    if (this.#external) return this.#strategy.peek(key, undefined, now, cost, limit);
     const state = this.#states.get(key);
     if (state === undefined && this.#states.size >= this.#maxKeys) {
       // A new key with no room: the request would be turned away unless a clear key can be

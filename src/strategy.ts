@@ -32,6 +32,12 @@ export interface RateLimitResult {
    * the sliding-window counter).
    */
   readonly resetAfter: number;
+  /**
+   * Set only when a strategy backed by a store (such as `ratewarden/redis`) could not reach it
+   * and decided by its failure policy instead: `"fail-closed"` (rejected), `"fail-open"`
+   * (allowed) or `"local"` (decided by an in-memory fallback in this process). Absent otherwise.
+   */
+  readonly degraded?: 'fail-closed' | 'fail-open' | 'local';
 }
 
 /**
@@ -82,6 +88,20 @@ export interface RateLimitStrategy<State = unknown> {
    * @default Number.MAX_SAFE_INTEGER
    */
   readonly maxThreshold?: number;
+  /**
+   * `true` when the strategy keeps every key's state in an external store (Redis): the limiter
+   * then keeps nothing per key (no `Map` entry, `size` stays 0, `cleanUp` and `maxKeys` have
+   * nothing to do), never calls {@link createState} or {@link sweep}, and passes `undefined` as
+   * the state. Decisions are still serialised per key by the limiter's mutex.
+   * @default false
+   */
+  readonly external?: boolean;
+  /**
+   * For external strategies that can decide several limits in one step (one script call):
+   * {@link RateLimitGroup} uses it when every limit of the group is on strategies sharing the
+   * same `batch` object.
+   */
+  readonly batch?: StrategyBatch;
   /**
    * Creates the empty state of a key seen for the first time (or again after being dropped).
    * The limiter stores it only once a request on it has been allowed.
@@ -138,4 +158,31 @@ export interface RateLimitStrategy<State = unknown> {
    * @returns `true` when the key can be forgotten.
    */
   sweep(state: State, nowMs: number, limit: Limit): boolean;
+}
+
+/** One limit's share of a batched decision (see {@link StrategyBatch}). */
+export interface BatchRequest {
+  /** The strategy of the limit; its `batch` is the batch deciding. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly strategy: RateLimitStrategy<any>;
+  /** The key decided on. */
+  readonly key: string;
+  /** The limiter's clock in milliseconds. */
+  readonly nowMs: number;
+  /** A positive safe integer. */
+  readonly cost: number;
+  /** The limit to enforce. */
+  readonly limit: Limit;
+}
+
+/**
+ * Decides several limits at once, all or nothing, for {@link RateLimitGroup}: each limit is
+ * checked and, only when `record` and every limit allows, each is recorded, atomically.
+ */
+export interface StrategyBatch {
+  /**
+   * @returns one result per request, in order: when every one is allowed and `record`, the
+   *   results of recording; otherwise the results of checking, as `peek` reports them.
+   */
+  decideAll(requests: readonly BatchRequest[], record: boolean): PromiseLike<readonly RateLimitResult[]>;
 }

@@ -1,0 +1,85 @@
+/**
+ * A small adapter over the two maintained Node.js Redis clients, `redis` (node-redis) and
+ * `ioredis`: all ratewarden needs of a client is to run a script by its SHA-1 and, when the server
+ * does not know it, by its source.
+ *
+ * @module
+ */
+import { typeError } from '../errors.js';
+
+/**
+ * What the Redis strategies need of a client: running a Lua script. Pass one of your own to
+ * support another client; {@link toRedisAdapter} builds one for node-redis and ioredis.
+ *
+ * Each method sends one command and resolves with its reply, or rejects with the client's error
+ * (a `NOSCRIPT` error from {@link evalSha} must carry `NOSCRIPT` in its `message`).
+ */
+export interface RedisAdapter {
+  /** Marks an object as an adapter (node-redis clients have methods of the same names). */
+  readonly ratewardenAdapter: true;
+  /** Runs `EVALSHA sha numkeys ...keys ...args`. */
+  evalSha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Runs `EVAL script numkeys ...keys ...args` (which also caches the script on the server). */
+  eval(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+}
+
+/** The part of a node-redis (v4 and later) client or cluster the adapter calls. */
+interface NodeRedisLike {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** The part of an ioredis client or cluster the adapter calls. */
+interface IoredisLike {
+  evalsha(sha: string, numkeys: number, ...args: string[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
+}
+
+/** Adapters built so far, by client: one per client, so that strategies on it can batch. */
+const adapters = new WeakMap<object, RedisAdapter>();
+
+/**
+ * The {@link RedisAdapter} of `client`: a node-redis client or cluster (`createClient()`,
+ * `createCluster()`, v4 and later: it has `evalSha`), an ioredis client or cluster (`new Redis()`,
+ * `new Cluster()`: it has `evalsha`), or a {@link RedisAdapter} of your own (recognised by its
+ * `ratewardenAdapter: true` property, and returned as it is). The same client always gets the
+ * same adapter.
+ *
+ * @throws {RateWardenTypeError} when `client` is none of these.
+ */
+export function toRedisAdapter(client: unknown): RedisAdapter {
+  if (client === null || typeof client !== 'object') {
+    throw typeError('client', 'a node-redis or ioredis client, or a RedisAdapter', client);
+  }
+  const known = adapters.get(client);
+  if (known !== undefined) return known;
+  const c = client as Record<string, unknown>;
+  let adapter: RedisAdapter;
+  if (c.ratewardenAdapter === true && typeof c.evalSha === 'function' && typeof c.eval === 'function') {
+    adapter = client as RedisAdapter;
+  } else if (typeof c.evalsha === 'function' && typeof c.eval === 'function') {
+    const io = client as unknown as IoredisLike;
+    adapter = {
+      ratewardenAdapter: true,
+      evalSha: (sha, keys, args) => io.evalsha(sha, keys.length, ...keys, ...args),
+      eval: (script, keys, args) => io.eval(script, keys.length, ...keys, ...args),
+    };
+  } else if (typeof c.evalSha === 'function' && typeof c.eval === 'function') {
+    const node = client as unknown as NodeRedisLike;
+    adapter = {
+      ratewardenAdapter: true,
+      evalSha: (sha, keys, args) => node.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
+      eval: (script, keys, args) => node.eval(script, { keys: keys as string[], arguments: args as string[] }),
+    };
+  } else {
+    throw typeError('client', 'a node-redis or ioredis client (with `evalSha` or `evalsha`), or a RedisAdapter', client);
+  }
+  adapters.set(client, adapter);
+  return adapter;
+}
+
+/** Whether `error` is Redis's `NOSCRIPT` reply (the server does not have the script cached). */
+export function isNoScript(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.includes('NOSCRIPT');
+}
