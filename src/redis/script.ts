@@ -18,7 +18,8 @@ import { createHash } from 'node:crypto';
  *   window in whole milliseconds, cost.
  *
  * Returns a flat array, per limit: allowed (0/1), remaining (integer), retryAfter in ms (a
- * decimal string, `inf` for never), resetAfter in ms (a decimal string). Decimal strings, because
+ * decimal string, `inf` for never), resetAfter in ms (a decimal string): after recording when
+ * `record` and every limit allows, else as they stand before the request (as `peek` says). Decimal strings, because
  * Redis truncates Lua numbers to integers in replies.
  *
  * Sliding-window log: a sorted set of one member per allowed unit, scored by the time in integer
@@ -27,7 +28,9 @@ import { createHash } from 'node:crypto';
  * when `t <= now - window`. GCRA: a string `"<TAT × threshold> <threshold> <window>"`.
  *
  * Every write sets the key's expiry to when its state is clear (`PEXPIRE` / `SET PX`), so idle
- * keys vanish without a sweep. A rejected decision writes nothing.
+ * keys vanish without a sweep. A rejected decision records nothing; like the in-memory
+ * strategies, every decision (and peek) drops the log's expired entries, and a GCRA key whose
+ * limit changed is converted.
  */
 export const DECIDE_SCRIPT = `
 local record = ARGV[1] == '1'
@@ -70,18 +73,23 @@ for i = 1, n do
     end
     local cutoff = now - window_us
     local live = 0
-    if newest then live = redis.call('ZCOUNT', key, '(' .. string.format('%.0f', cutoff), '+inf') end
+    if newest then
+      -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
+      local removed = redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', cutoff))
+      live = redis.call('ZCARD', key)
+      if removed > 0 and live > 0 then
+        local px = math.ceil((newest + window_us - now_us) / 1000)
+        if px < min_px then px = min_px end
+        redis.call('PEXPIRE', key, px)
+      end
+    end
     if live + cost <= threshold then
       allowed = 1
-      if record then
-        remaining = threshold - live - cost
-        reset_ms = window_ms
-      else
-        remaining = threshold - live
-        reset_ms = (live == 0) and 0 or (newest + window_us - now) / 1000
-      end
+      remaining = threshold - live
+      reset_ms = (live == 0) and 0 or (newest + window_us - now) / 1000
       retry_ms = 0
-      plan[i] = { 'l', key, now, cutoff, cost, window_us, now_us }
+      -- What the result says if every limit allows and the request is recorded.
+      plan[i] = { 'l', key, now, cutoff, cost, window_us, now_us, threshold - live - cost, window_ms }
     else
       allowed = 0
       all = false
@@ -91,7 +99,7 @@ for i = 1, n do
         retry_ms = math.huge
       else
         local k = live + cost - threshold
-        local kth = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', cutoff), '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
+        local kth = redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')
         retry_ms = (tonumber(kth[2]) + window_us - now) / 1000
       end
     end
@@ -128,12 +136,11 @@ for i = 1, n do
     local needed = debt + cost * window_ms
     if needed <= span then
       allowed = 1
-      local used = debt
-      if record then used = needed end
-      remaining = math.floor((span - used) / window_ms)
+      remaining = math.floor((span - debt) / window_ms)
       retry_ms = 0
-      reset_ms = used / threshold
-      plan[i] = { 'g', key, from + needed, threshold, window_ms, from + needed - now }
+      reset_ms = debt / threshold
+      plan[i] = { 'g', key, from + needed, threshold, window_ms, from + needed - now,
+        math.floor((span - needed) / window_ms), needed / threshold }
     else
       allowed = 0
       all = false
@@ -159,7 +166,6 @@ if record and all then
     local key = p[2]
     if p[1] == 'l' then
       local now, cutoff, cost, window_us, real_now = p[3], p[4], p[5], p[6], p[7]
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', cutoff))
       local stamp = string.format('%.0f', now)
       local seq = redis.call('ZCOUNT', key, stamp, stamp)
       local done = 0
@@ -176,11 +182,15 @@ if record and all then
       local px = math.ceil((now + window_us - real_now) / 1000)
       if px < min_px then px = min_px end
       redis.call('PEXPIRE', key, px)
+      out[(i - 1) * 4 + 2] = p[8]
+      out[(i - 1) * 4 + 4] = fmt(p[9])
     else
       local tat, threshold, window_ms, ahead = p[3], p[4], p[5], p[6]
       local px = math.ceil(ahead / threshold)
       if px < min_px then px = min_px end
       redis.call('SET', key, fmt(tat) .. ' ' .. fmt(threshold) .. ' ' .. fmt(window_ms), 'PX', px)
+      out[(i - 1) * 4 + 2] = p[7]
+      out[(i - 1) * 4 + 4] = fmt(p[8])
     end
   end
 end

@@ -1,0 +1,90 @@
+// A shared contract: the in-memory strategies and their Redis counterparts make identical
+// decisions on the same schedule (driven by the same injected times, `time: 'limiter'`), so the
+// Lua script and the TypeScript cannot drift apart. Property-based, against a real redis-server.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GCRA, RateLimiter, SlidingWindowLog, type LimitOptions, type RateLimitStrategy } from '../src/index.js';
+import { RedisGCRA, RedisSlidingWindowLog, type RedisStrategyOptions } from '../src/redis/index.js';
+import { CLIENTS, RedisServer, type TestClient } from './support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await RedisServer.start();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+interface Op {
+  /** Milliseconds since the previous operation: multiples of 0.25 ms, exact in binary. */
+  readonly dtQuarters: number;
+  readonly key: string;
+  readonly cost: number;
+  readonly peek: boolean;
+  /** Which of the two tiers applies to this request. */
+  readonly tier: 0 | 1;
+}
+
+const schedule = fc.record({
+  threshold: fc.integer({ min: 1, max: 8 }),
+  windowMs: fc.integer({ min: 1, max: 4_000 }),
+  tiered: fc.boolean(),
+  ops: fc.array(
+    fc.record({
+      dtQuarters: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8_000 }), fc.integer({ min: 0, max: 40 })),
+      key: fc.constantFrom('a', 'b', 'c'),
+      cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
+      peek: fc.boolean(),
+      tier: fc.constantFrom<0 | 1>(0, 1),
+    }),
+    { minLength: 1, maxLength: 40 },
+  ),
+});
+
+const pairs: ReadonlyArray<
+  [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStrategy<unknown>]
+> = [
+  ['sliding-window log', () => new SlidingWindowLog() as RateLimitStrategy<unknown>, (o) => new RedisSlidingWindowLog(o)],
+  ['GCRA', () => new GCRA() as RateLimitStrategy<unknown>, (o) => new RedisGCRA(o)],
+];
+
+describe.each(CLIENTS)("with %s", (name, connect) => {
+  let c: TestClient;
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it.each(pairs)("the in-memory and Redis %s decide identically", async (label, memory, redis) => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(schedule, async ({ threshold, windowMs, tiered, ops }) => {
+        run++;
+        let now = 1_000_000;
+        const clock = (): number => now;
+        const tiers: LimitOptions[] = [
+          { threshold, windowSeconds: windowMs / 1000 },
+          { threshold: threshold + 2, windowSeconds: (windowMs * 2) / 1000 },
+        ];
+        let tier = 0;
+        const limitFor = tiered ? (): LimitOptions => tiers[tier] as LimitOptions : undefined;
+        const options = { threshold, windowSeconds: windowMs / 1000, clock, ...(limitFor ? { limitFor } : {}) };
+        const local = new RateLimiter({ ...options, strategy: memory() });
+        const shared = new RateLimiter({
+          ...options,
+          strategy: redis({ client: c.client, prefix: `contract:${name}:${label}:${run}:`, time: 'limiter' }),
+        });
+        for (const op of ops) {
+          now += op.dtQuarters / 4;
+          tier = op.tier;
+          const expected = op.peek ? await local.peek(op.key, { cost: op.cost }) : await local.allowRequest(op.key, { cost: op.cost });
+          const actual = op.peek ? await shared.peek(op.key, { cost: op.cost }) : await shared.allowRequest(op.key, { cost: op.cost });
+          expect(actual).toEqual(expected);
+        }
+      }),
+      { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
+    );
+  });
+});

@@ -1,0 +1,186 @@
+// A real redis-server for the tests: started on a free loopback port with persistence off,
+// stopped at the end. No mocks of Redis. `.ci/run` installs Debian's redis-server when missing.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, type Server, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import type { RedisAdapter } from '../../src/redis/client.js';
+
+const BINARY = 'redis-server';
+
+/** Whether redis-server is installed; the Redis tests fail with this message when it is not. */
+export function requireRedisServer(): void {
+  const probe = spawnSync(BINARY, ['--version'], { encoding: 'utf8' });
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new Error('redis-server not found: install it (apt-get install -y redis-server); .ci/run does');
+  }
+}
+
+/** A free TCP port on 127.0.0.1 (listen on port 0, read it, close). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** One redis-server process on 127.0.0.1. */
+export class RedisServer {
+  readonly port: number;
+  #process: ChildProcess | undefined;
+
+  private constructor(port: number) {
+    this.port = port;
+  }
+
+  /** Starts a server on a free port (or on `port`), resolving once it accepts connections. */
+  static async start(port?: number): Promise<RedisServer> {
+    requireRedisServer();
+    const server = new RedisServer(port ?? (await freePort()));
+    await server.restart();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** (Re)starts the process on the same port: an empty server, with no scripts cached. */
+  async restart(): Promise<void> {
+    const child = spawn(
+      BINARY,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.#process = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          child.stdout?.off('data', onData);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`)));
+      child.once('error', reject);
+    });
+    // Keep draining its output so that it never blocks on a full pipe.
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+
+  /** Kills the process at once (SIGKILL: no shutdown, clients see the connection drop). */
+  async kill(): Promise<void> {
+    const child = this.#process;
+    this.#process = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Stops the process (SIGTERM) and waits for it to exit. */
+  async stop(): Promise<void> {
+    const child = this.#process;
+    this.#process = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** The two maintained clients, connected to `server`, behind one small interface for tests. */
+export interface TestClient {
+  readonly name: 'ioredis' | 'node-redis';
+  /** The client object itself, to pass as `client`. */
+  readonly client: object;
+  /** Sends any command and returns its reply. */
+  command(...args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function connectIoredis(url: string): Promise<TestClient> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await client.connect();
+  return {
+    name: 'ioredis',
+    client,
+    command: (...args) => client.call(args[0] as string, ...args.slice(1)),
+    close: async () => {
+      client.disconnect();
+    },
+  };
+}
+
+export async function connectNodeRedis(url: string): Promise<TestClient> {
+  const client = createClient({ url });
+  client.on('error', () => {
+    // Connection errors surface through commands; the fault tests provoke them on purpose.
+  });
+  await client.connect();
+  return {
+    name: 'node-redis',
+    client,
+    command: (...args) => client.sendCommand(args),
+    close: async () => {
+      client.destroy();
+    },
+  };
+}
+
+export const CLIENTS = [
+  ['ioredis', connectIoredis],
+  ['node-redis', connectNodeRedis],
+] as const;
+
+/**
+ * A TCP server on 127.0.0.1 that accepts connections and never answers: a Redis that hangs.
+ */
+export async function blackHole(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => {
+      // Read and ignore everything.
+    });
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** An adapter that counts the script calls it forwards (a real client underneath). */
+export function countingAdapter(inner: RedisAdapter): RedisAdapter & { calls: { evalSha: number; eval: number } } {
+  const calls = { evalSha: 0, eval: 0 };
+  return {
+    ratewardenAdapter: true,
+    calls,
+    evalSha: (sha, keys, args) => {
+      calls.evalSha++;
+      return inner.evalSha(sha, keys, args);
+    },
+    eval: (script, keys, args) => {
+      calls.eval++;
+      return inner.eval(script, keys, args);
+    },
+  };
+}
