@@ -27,9 +27,14 @@
 // strategies through one RateLimiter class in one process make those call sites megamorphic).
 // The memory cases run in a fresh child process each.
 //
+// R (last): ratewarden's Redis strategies against rate-limiter-flexible's RateLimiterRedis on a
+// redis-server of its own, run as a child process (bench/redis.mjs, also `npm run bench:redis`;
+// see its top comment). Skipped, with a note, when redis-server is not installed.
+//
 // Options: --rounds=N (default 3), --subrounds=N (default 3), --time=MS (tinybench time per task
-// and round, split over the sub-rounds; default 300), --only=A,B,C,D,E (workloads to run),
-// --json=PATH (default bench/results.json, "-" for none).
+// and round, split over the sub-rounds; default 300), --only=A,B,C,D,E,R (sections to run),
+// --json=PATH (default bench/results.json, "-" for none; the Redis figures go into its "redis"
+// property, which a run without R keeps).
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -70,7 +75,7 @@ const ROUNDS = Number(args.rounds ?? 3);
 const SUB_ROUNDS = Number(args.subrounds ?? 3);
 const TIME_MS = Number(args.time ?? 300);
 const WARMUP_MS = Math.max(50, Math.round(TIME_MS / 4));
-const ONLY = new Set((args.only ?? 'A,B,C,D,E').split(',').map((s) => s.trim().toUpperCase()));
+const ONLY = new Set((args.only ?? 'A,B,C,D,E,R').split(',').map((s) => s.trim().toUpperCase()));
 const JSON_PATH = args.json ?? fileURLToPath(new URL('./results.json', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
@@ -828,6 +833,16 @@ if (args.group !== undefined) {
   process.exit(0);
 }
 
+/** Section R: bench/redis.mjs in a child process, printing straight to this one's output. */
+function runRedisSection() {
+  const script = fileURLToPath(new URL('./redis.mjs', import.meta.url));
+  execFileSync(process.execPath, [script, `--json=${JSON_PATH}`], { stdio: 'inherit' });
+}
+if (!['A', 'B', 'C', 'D', 'E'].some((w) => ONLY.has(w))) {
+  if (ONLY.has('R')) runRedisSection();
+  process.exit(0);
+}
+
 const versionOf = (dir) => JSON.parse(readFileSync(new URL(`${dir}/package.json`, import.meta.url), 'utf8')).version;
 const versions = {
   ratewarden: versionOf('..'),
@@ -912,6 +927,14 @@ if (JSON_PATH !== '-') {
     memory: memoryRows ?? null,
     targets: targetReport.rows,
   };
+  // Keep the Redis section's figures (bench/redis.mjs writes them; section R, if run, replaces them next).
+  try {
+    const previous = JSON.parse(readFileSync(JSON_PATH, 'utf8'));
+    if (previous.redis !== undefined) json.redis = previous.redis;
+  } catch {
+    // no previous file, or not JSON: nothing to keep
+  }
   writeFileSync(JSON_PATH, `${JSON.stringify(json, null, 2)}\n`);
   console.error(`wrote ${JSON_PATH}`);
 }
+if (ONLY.has('R')) runRedisSection();

@@ -15,22 +15,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-interface Op {
-  /** Milliseconds since the previous operation: multiples of 0.25 ms, exact in binary. */
-  readonly dtQuarters: number;
-  readonly key: string;
-  readonly cost: number;
-  readonly peek: boolean;
-  /** Which of the two tiers applies to this request. */
-  readonly tier: 0 | 1;
-}
-
 const schedule = fc.record({
   threshold: fc.integer({ min: 1, max: 8 }),
   windowMs: fc.integer({ min: 1, max: 4_000 }),
   tiered: fc.boolean(),
   ops: fc.array(
     fc.record({
+      // Milliseconds since the previous operation, in quarters: exact in binary.
       dtQuarters: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8_000 }), fc.integer({ min: 0, max: 40 })),
       key: fc.constantFrom('a', 'b', 'c'),
       cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
