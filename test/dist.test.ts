@@ -31,4 +31,31 @@ describe('the built package (dist/)', () => {
     const limiter = new mod.RateLimiter({ threshold: 2, windowSeconds: 1, clock: () => 0 });
     expect(limiter.allowRequestSync({ id: 'x' }).remaining).toBe(1);
   });
+
+  it('ships ratewarden/redis in both formats, sharing the core (one set of classes)', async () => {
+    const core = (await import(packageName)) as typeof import('../src/index.js');
+    const redis = (await import(`${packageName}/redis`)) as typeof import('../src/redis/index.js');
+    expect(Object.keys(redis).sort()).toEqual([
+      'DECIDE_SCRIPT', 'RedisGCRA', 'RedisReplyError', 'RedisSlidingWindowLog', 'RedisStrategy', 'RedisTimeoutError', 'toRedisAdapter',
+    ]);
+    // The subpath's errors are the core's classes, not copies.
+    expect(() => new redis.RedisGCRA({ client: null })).toThrow(core.RateWardenTypeError);
+    const cjs = require(`${packageName}/redis`) as typeof import('../src/redis/index.js');
+    expect(require.resolve(`${packageName}/redis`)).toMatch(/dist[\\/]redis\.cjs$/);
+    const cjsCore = require(packageName) as typeof import('../src/index.js');
+    expect(() => new cjs.RedisSlidingWindowLog({ client: {} })).toThrow(cjsCore.RateWardenTypeError);
+  });
+
+  it('keeps the core free of Node built-ins (it runs in browsers and edge runtimes)', async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const dist = new URL('../dist/', import.meta.url);
+    const core = readdirSync(dist).filter((f) => /^(index|chunk-[\w-]+)\.(js|cjs)$/.test(f));
+    expect(core.length).toBeGreaterThanOrEqual(4);
+    for (const file of core) {
+      const source = readFileSync(new URL(file, dist), 'utf8');
+      const imported = [...source.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)["']([^"']+)["']/g)].map((m) => m[1]);
+      expect(imported.every((specifier) => specifier?.startsWith('./')), `${file} imports ${imported.join(', ')}`).toBe(true);
+    }
+    expect(readFileSync(new URL('redis.js', dist), 'utf8')).toMatch(/from ["'](node:)?crypto["']/);
+  });
 });
