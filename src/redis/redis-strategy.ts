@@ -333,7 +333,7 @@ class RedisBatch implements StrategyBatch {
     } catch (error) {
       return this.#fail(error, requests, strategies, keys, record);
     }
-    const results = parse(reply, requests);
+    const results = parse(reply, requests, strategies);
     if (results === undefined) return this.#fail(new RedisReplyError(reply), requests, strategies, keys, record);
     return results;
   }
@@ -393,17 +393,32 @@ function withTimeout<T>(pending: Promise<T>, seconds: number): Promise<T> {
 }
 
 /** The results in a script reply, or `undefined` when the reply is malformed. */
-function parse(reply: unknown, requests: readonly BatchRequest[]): RateLimitResult[] | undefined {
+function parse(reply: unknown, requests: readonly BatchRequest[], strategies: readonly RedisStrategy[]): RateLimitResult[] | undefined {
   if (!Array.isArray(reply) || reply.length !== requests.length * 4) return undefined;
   const results: RateLimitResult[] = [];
   for (let i = 0; i < requests.length; i++) {
     const limit = (requests[i] as BatchRequest).limit;
-    const allowed = Number(reply[i * 4]);
-    const remaining = Number(reply[i * 4 + 1]);
-    const retryRaw = String(reply[i * 4 + 2]);
-    const retryAfterMs = retryRaw === 'inf' ? Infinity : Number(retryRaw);
-    const resetAfterMs = Number(reply[i * 4 + 3]);
-    if ((allowed !== 0 && allowed !== 1) || !Number.isSafeInteger(remaining) || Number.isNaN(retryAfterMs) || !Number.isFinite(resetAfterMs)) {
+    const o = i * 4;
+    const allowed = Number(reply[o]);
+    const remaining = Number(reply[o + 1]);
+    let retryAfterMs: number;
+    let resetAfterMs: number;
+    if ((strategies[i] as RedisStrategy).kind === 'l') {
+      // Integers, in microseconds; -1: never.
+      const retry = Number(reply[o + 2]);
+      retryAfterMs = retry === -1 ? Infinity : retry / 1000;
+      resetAfterMs = Number(reply[o + 3]) / 1000;
+    } else {
+      // Doubles, in milliseconds: strings with RESP2 clients (ioredis), numbers with node-redis.
+      retryAfterMs = toDouble(reply[o + 2]);
+      resetAfterMs = toDouble(reply[o + 3]);
+    }
+    if (
+      (allowed !== 0 && allowed !== 1) ||
+      !Number.isSafeInteger(remaining) ||
+      Number.isNaN(retryAfterMs) ||
+      !Number.isFinite(resetAfterMs)
+    ) {
       return undefined;
     }
     results.push(result(allowed === 1, remaining, retryAfterMs, limit.threshold, resetAfterMs, limit.windowSeconds));
@@ -411,3 +426,9 @@ function parse(reply: unknown, requests: readonly BatchRequest[]): RateLimitResu
   return results;
 }
 
+/** A double from a reply: a number, or a string such as `"0.5"` or `"inf"`. */
+function toDouble(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (value === 'inf') return Infinity;
+  return typeof value === 'string' ? Number(value) : Number.NaN;
+}

@@ -17,15 +17,17 @@ import { createHash } from 'node:crypto';
  * ARGV[5 + 4i ..]: per limit i: the kind (`l`: sliding-window log, `g`: GCRA), threshold,
  *   window in whole milliseconds, cost.
  *
- * Returns a flat array, per limit: allowed (0/1), remaining (integer), retryAfter in ms (a
- * decimal string, `inf` for never), resetAfter in ms (a decimal string): after recording when
- * `record` and every limit allows, else as they stand before the request (as `peek` says). Decimal strings, because
- * Redis truncates Lua numbers to integers in replies.
+ * Returns a flat array, per limit: allowed (0/1), remaining (integer), retryAfter and
+ * resetAfter: after recording when `record` and every limit allows, else as they stand before
+ * the request (as `peek` says). The log replies with integers, in microseconds (retryAfter `-1`
+ * for never); GCRA with doubles in milliseconds, as `{ double = x }` (Redis formats them exactly,
+ * `%.17g`, where Lua's `string.format` costs about a microsecond each; `inf` for never). A plain
+ * Lua number would be truncated to an integer.
  *
  * Sliding-window log: a sorted set of one member per allowed unit, scored by the time in integer
- * microseconds (exact arithmetic); members are `<time>-<n>`, `n` counting the members already
- * at that time, so two requests in the same microsecond stay distinct. An entry `t` is expired
- * when `t <= now - window`. GCRA: a string `"<TAT × threshold> <threshold> <window>"`.
+ * microseconds (exact arithmetic); members are `<time>-<n>`, `n` (six digits) counting the
+ * members already at that time, so two requests in the same microsecond stay distinct. An entry `t` is expired
+ * when `t <= now - window`. GCRA: a string `"<TAT × threshold> <threshold> <window ms>"`.
  *
  * Every write sets the key's expiry to when its state is clear (`PEXPIRE` / `SET PX`), so idle
  * keys vanish without a sweep. A rejected decision records nothing; like the in-memory
@@ -46,10 +48,6 @@ else
   now_ms = tonumber(ARGV[2])
   now_us = tonumber(ARGV[3])
 end
-local function fmt(x)
-  if x == math.huge then return 'inf' end
-  return string.format('%.17g', x)
-end
 local n = #KEYS
 local out = {}
 local plan = {}
@@ -57,25 +55,23 @@ local all = true
 for i = 1, n do
   local key = KEYS[i]
   local base = 5 + (i - 1) * 4
-  local kind = ARGV[base]
   local threshold = tonumber(ARGV[base + 1])
   local window_ms = tonumber(ARGV[base + 2])
   local cost = tonumber(ARGV[base + 3])
-  local allowed, remaining, retry_ms, reset_ms
-  if kind == 'l' then
+  local o = (i - 1) * 4
+  if ARGV[base] == 'l' then
+    -- Sliding-window log, in integer microseconds (numbers passed to redis.call are formatted
+    -- by Redis itself, exactly).
     local window_us = window_ms * 1000
     local now = now_us
     local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
     local newest = nil
+    local live = 0
     if last[2] then
       newest = tonumber(last[2])
       if now < newest then now = newest end
-    end
-    local cutoff = now - window_us
-    local live = 0
-    if newest then
       -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
-      local removed = redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', cutoff))
+      local removed = redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window_us)
       live = redis.call('ZCARD', key)
       if removed > 0 and live > 0 then
         local px = math.ceil((newest + window_us - now_us) / 1000)
@@ -83,42 +79,49 @@ for i = 1, n do
         redis.call('PEXPIRE', key, px)
       end
     end
+    local reset_us = 0
+    if live > 0 then reset_us = newest + window_us - now end
+    out[o + 3] = 0
+    out[o + 4] = reset_us
     if live + cost <= threshold then
-      allowed = 1
-      remaining = threshold - live
-      reset_ms = (live == 0) and 0 or (newest + window_us - now) / 1000
-      retry_ms = 0
-      -- What the result says if every limit allows and the request is recorded.
-      plan[i] = { 'l', key, now, cutoff, cost, window_us, now_us, threshold - live - cost, window_ms }
+      out[o + 1] = 1
+      out[o + 2] = threshold - live
+      -- Members are "<time>-<n>", n (6 digits, so that they sort by n) counting the members
+      -- already at that time: unique even when requests share a microsecond. The newest
+      -- member carries the last n used at its time.
+      local seq = 0
+      if newest == now then seq = tonumber(string.sub(last[1], -6)) + 1 end
+      plan[i] = { true, key, now, cost, window_us, now_us, threshold - live - cost, seq }
     else
-      allowed = 0
       all = false
-      remaining = (live >= threshold) and 0 or (threshold - live)
-      reset_ms = (live == 0) and 0 or (newest + window_us - now) / 1000
+      out[o + 1] = 0
+      if live >= threshold then out[o + 2] = 0 else out[o + 2] = threshold - live end
       if cost > threshold then
-        retry_ms = math.huge
+        out[o + 3] = -1
       else
-        local k = live + cost - threshold
-        local kth = redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')
-        retry_ms = (tonumber(kth[2]) + window_us - now) / 1000
+        -- The request fits once the k oldest entries have expired.
+        local kth = redis.call('ZRANGE', key, live + cost - threshold - 1, live + cost - threshold - 1, 'WITHSCORES')
+        out[o + 3] = tonumber(kth[2]) + window_us - now
       end
     end
   else
+    -- GCRA, in milliseconds scaled by the threshold (TAT × threshold).
     local span = threshold * window_ms
     local now = now_ms * threshold
     local tat = -math.huge
+    local limit = ARGV[base + 1] .. ' ' .. ARGV[base + 2]
     local raw = redis.call('GET', key)
     local changed = false
     if raw then
-      local t, ot, ow = string.match(raw, '^(%S+) (%S+) (%S+)$')
-      t = tonumber(t)
-      ot = tonumber(ot)
-      ow = tonumber(ow)
-      if ot == threshold and ow == window_ms then
-        tat = t
-      else
-        local old_span = ot * ow
-        local old_debt = t - now_ms * ot
+      local at = string.find(raw, ' ', 1, true)
+      local old = string.sub(raw, at + 1)
+      tat = tonumber(string.sub(raw, 1, at - 1))
+      if old ~= limit then
+        -- The key's limit changed (a tier): it keeps the used share of its burst.
+        local ot, ow = string.match(old, '^(%S+) (%S+)$')
+        ot = tonumber(ot)
+        local old_span = ot * tonumber(ow)
+        local old_debt = tat - now_ms * ot
         local share = 0
         if old_debt >= old_span then share = 1 elseif old_debt > 0 then share = old_debt / old_span end
         tat = now + share * span
@@ -134,47 +137,39 @@ for i = 1, n do
       debt = 0
     end
     local needed = debt + cost * window_ms
+    out[o + 2] = math.floor((span - debt) / window_ms)
+    out[o + 4] = { double = debt / threshold }
     if needed <= span then
-      allowed = 1
-      remaining = math.floor((span - debt) / window_ms)
-      retry_ms = 0
-      reset_ms = debt / threshold
-      plan[i] = { 'g', key, from + needed, threshold, window_ms, from + needed - now,
-        math.floor((span - needed) / window_ms), needed / threshold }
+      out[o + 1] = 1
+      out[o + 3] = 0
+      plan[i] = { false, key, from + needed, threshold, limit, from + needed - now, math.floor((span - needed) / window_ms), needed / threshold }
     else
-      allowed = 0
       all = false
-      remaining = math.floor((span - debt) / window_ms)
-      reset_ms = debt / threshold
-      if cost > threshold then retry_ms = math.huge else retry_ms = (needed - span) / threshold end
+      out[o + 1] = 0
+      if cost > threshold then out[o + 3] = { double = math.huge } else out[o + 3] = { double = (needed - span) / threshold } end
     end
     if changed then
-      -- The key's limit changed: the new one applies from now on, whatever this decision.
+      -- The new limit applies from now on, whatever this decision (as in memory).
       local px = math.ceil(debt / threshold)
       if px < min_px then px = min_px end
-      redis.call('SET', key, fmt(tat) .. ' ' .. fmt(threshold) .. ' ' .. fmt(window_ms), 'PX', px)
+      redis.call('SET', key, string.format('%.17g', tat) .. ' ' .. limit, 'PX', px)
     end
   end
-  out[(i - 1) * 4 + 1] = allowed
-  out[(i - 1) * 4 + 2] = remaining
-  out[(i - 1) * 4 + 3] = fmt(retry_ms)
-  out[(i - 1) * 4 + 4] = fmt(reset_ms)
 end
 if record and all then
   for i = 1, n do
     local p = plan[i]
     local key = p[2]
-    if p[1] == 'l' then
-      local now, cutoff, cost, window_us, real_now = p[3], p[4], p[5], p[6], p[7]
-      local stamp = string.format('%.0f', now)
-      local seq = redis.call('ZCOUNT', key, stamp, stamp)
+    local o = (i - 1) * 4
+    if p[1] then
+      local now, cost, window_us, real_now, seq = p[3], p[4], p[5], p[6], p[8]
       local done = 0
       while done < cost do
         local batch = {}
         local m = math.min(cost - done, 1000)
         for j = 1, m do
-          batch[2 * j - 1] = stamp
-          batch[2 * j] = stamp .. '-' .. (seq + done + j - 1)
+          batch[2 * j - 1] = now
+          batch[2 * j] = string.format('%.0f-%06d', now, seq + done + j - 1)
         end
         redis.call('ZADD', key, unpack(batch))
         done = done + m
@@ -182,15 +177,15 @@ if record and all then
       local px = math.ceil((now + window_us - real_now) / 1000)
       if px < min_px then px = min_px end
       redis.call('PEXPIRE', key, px)
-      out[(i - 1) * 4 + 2] = p[8]
-      out[(i - 1) * 4 + 4] = fmt(p[9])
+      out[o + 2] = p[7]
+      out[o + 4] = window_us
     else
-      local tat, threshold, window_ms, ahead = p[3], p[4], p[5], p[6]
+      local tat, threshold, limit, ahead = p[3], p[4], p[5], p[6]
       local px = math.ceil(ahead / threshold)
       if px < min_px then px = min_px end
-      redis.call('SET', key, fmt(tat) .. ' ' .. fmt(threshold) .. ' ' .. fmt(window_ms), 'PX', px)
-      out[(i - 1) * 4 + 2] = p[7]
-      out[(i - 1) * 4 + 4] = fmt(p[8])
+      redis.call('SET', key, string.format('%.17g', tat) .. ' ' .. limit, 'PX', px)
+      out[o + 2] = p[7]
+      out[o + 4] = { double = p[8] }
     end
   end
 end
