@@ -74,6 +74,9 @@ interface Step {
  * always in the same global order (by limiter, then key), so two groups that share limiters or
  * keys cannot deadlock; the synchronous limits are re-checked and recorded in one synchronous
  * step once the asynchronous ones have been checked; then the asynchronous ones are recorded.
+ * When every limit is on external strategies sharing one `batch` (the Redis strategies on one
+ * client), the whole check is one step there: one script call that checks every limit and
+ * records them only if all allow, atomic also against other processes.
  * If recording fails in an asynchronous strategy (a store error), or a store shared with other
  * processes refuses on recording what it allowed on checking, the group raises the error or
  * reports the refusal, and the limits already recorded stay recorded.

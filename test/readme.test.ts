@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RedisServer } from './support/redis-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -57,6 +58,17 @@ describe('README code blocks', () => {
 
   it('group: the per-second limit binds, nothing else is recorded', async () => {
     expect(await run('group')).toEqual(['false per-second 0,990,4990']);
+  });
+
+  it('redis: a shared limit through node-redis, against a real redis-server', async () => {
+    const server = await RedisServer.start();
+    process.env.REDIS_URL = server.url;
+    try {
+      expect(await run('redis')).toEqual(['true 299 shared']);
+    } finally {
+      delete process.env.REDIS_URL;
+      await server.stop();
+    }
   });
 
   it('fake timers: a limit of 1 per 60 s, then a tick of 60 s', async () => {

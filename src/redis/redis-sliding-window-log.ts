@@ -13,7 +13,8 @@ const MAX_THRESHOLD = 100_000;
  *
  * **Layout:** one sorted set per user, `<prefix>{<user id>}:log`, with one member per allowed
  * unit scored by its time in integer microseconds (exact arithmetic); members are
- * `<time>-<n>`, unique even when requests share a microsecond. Each decision that records sets
+ * `<time>-<n>` (`n` in six digits, counting the members already at that time), unique even when
+ * requests share a microsecond. Each decision that records sets
  * the key's expiry to one window, so idle keys vanish from Redis without a sweep. One key per
  * decision, hash-tagged with the user id: works on Redis Cluster.
  *

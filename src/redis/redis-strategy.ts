@@ -115,8 +115,12 @@ interface LocalEntry {
 const batches = new WeakMap<RedisAdapter, { redis?: RedisBatch; limiter?: RedisBatch }>();
 
 /**
- * @internal The common part of the Redis strategies: key layout, the script call with its
- * timeout and `NOSCRIPT` fallback, and the failure policies.
+ * The base class of {@link RedisSlidingWindowLog} and {@link RedisGCRA}: the key layout, the
+ * script call with its timeout and `NOSCRIPT` fallback, and the failure policies. Not meant to
+ * be extended outside ratewarden (its constructor is internal); use it for `instanceof` checks.
+ *
+ * `RateLimiter.reset(user)` does not touch Redis (the limiter keeps nothing per key with these
+ * strategies): to forget a user's shared state, delete its key, {@link redisKey}`(id)`.
  */
 export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
   abstract readonly name: string;
