@@ -102,6 +102,8 @@ export class RateLimitGroup {
   readonly #synchronous: boolean;
   /** The batch deciding every limit in one step, when all the limits' strategies share one. */
   readonly #batch: StrategyBatch | undefined;
+  /** Whether some limits keep their state in a store (their stored keys must then differ). */
+  readonly #stored: boolean;
 
   /**
    * @param members - the limits: limiters, or {@link GroupMember}s; at least one.
@@ -145,6 +147,7 @@ export class RateLimitGroup {
       checked.every((m) => m.limiter.strategy.external === true && m.limiter.strategy.batch === batch)
         ? batch
         : undefined;
+    this.#stored = checked.filter((m) => typeof m.limiter.strategy.storeKey === 'function').length > 1;
   }
 
   /** The names of the limits, in member order. */
@@ -210,6 +213,21 @@ export class RateLimitGroup {
           );
         }
         pairs.add(pair);
+      }
+    }
+    if (this.#stored) {
+      // Two limits counting on one stored key (the same Redis prefix) would count each request twice.
+      const stored = new Set<string>();
+      for (const step of steps) {
+        const strategy = step.member.limiter.strategy;
+        if (typeof strategy.storeKey !== 'function') continue;
+        const storeKey = strategy.storeKey(step.key);
+        if (stored.has(storeKey)) {
+          throw new RateWardenRangeError(
+            `Expected the limits of a group to use distinct stored keys, got \`${storeKey}\` twice: give each limit its own \`prefix\``,
+          );
+        }
+        stored.add(storeKey);
       }
     }
     return { steps, cost };

@@ -238,6 +238,7 @@ export class RateLimiter<State = unknown> {
         threshold,
       );
     }
+    checkMaxWindow(strategy, 'windowSeconds', windowSeconds);
     const clock = options.clock === undefined ? performanceClock : options.clock;
     if (typeof clock !== 'function') throw typeError('clock', 'a function', clock);
     const limitFor = options.limitFor;
@@ -588,6 +589,7 @@ export class RateLimiter<State = unknown> {
       if (threshold > maxThreshold) {
         throw rangeError('limitFor().threshold', `at most ${maxThreshold} with the ${this.#strategy.name} strategy`, threshold);
       }
+      checkMaxWindow(this.#strategy, 'limitFor().windowSeconds', windowSeconds);
       limit = { threshold, windowMs: Math.round(windowSeconds * 1000), windowSeconds };
       this.#tiers.set(chosen, limit);
     }
@@ -785,7 +787,19 @@ function checkStrategy(strategy: unknown): boolean {
   if (maxThreshold !== undefined && typeof maxThreshold !== 'number') {
     throw typeError('strategy.maxThreshold', 'a number or undefined', maxThreshold);
   }
+  const maxWindow = s.maxWindowSeconds;
+  if (maxWindow !== undefined && typeof maxWindow !== 'number') {
+    throw typeError('strategy.maxWindowSeconds', 'a number or undefined', maxWindow);
+  }
   return synchronous;
+}
+
+/** Checks a window against the strategy's `maxWindowSeconds`, if it has one. */
+function checkMaxWindow(strategy: RateLimitStrategy<unknown>, name: string, windowSeconds: number): void {
+  const max = strategy.maxWindowSeconds;
+  if (max !== undefined && windowSeconds > max) {
+    throw rangeError(name, `a finite number of seconds from 0.001 to ${max} with the ${strategy.name} strategy`, windowSeconds);
+  }
 }
 
 /** The smallest window: one millisecond. */

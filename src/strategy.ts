@@ -89,6 +89,12 @@ export interface RateLimitStrategy<State = unknown> {
    */
   readonly maxThreshold?: number;
   /**
+   * The longest window, in **seconds**, the strategy supports, when it has a bound (a store's
+   * integer arithmetic or expiry times). The limiter checks it at construction and for tiers.
+   * @default no bound beyond the limiter's own
+   */
+  readonly maxWindowSeconds?: number;
+  /**
    * `true` when the strategy keeps every key's state in an external store (Redis): the limiter
    * then keeps nothing per key (no `Map` entry, `size` stays 0, `cleanUp` and `maxKeys` have
    * nothing to do), never calls {@link createState} or {@link sweep}, and passes `undefined` as
@@ -96,6 +102,11 @@ export interface RateLimitStrategy<State = unknown> {
    * @default false
    */
   readonly external?: boolean;
+  /**
+   * For external strategies: the key under which `key`'s state is stored, so that a
+   * {@link RateLimitGroup} can refuse two limits that would count on one stored key.
+   */
+  storeKey?(key: string): string;
   /**
    * For external strategies that can decide several limits in one step (one script call):
    * {@link RateLimitGroup} uses it when every limit of the group is on strategies sharing the

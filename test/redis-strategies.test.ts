@@ -5,8 +5,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitGroup, RateLimiter, type LimitOptions } from '../src/index.js';
 import {
   RedisGCRA,
+  RedisReplyError,
   RedisSlidingWindowLog,
   toRedisAdapter,
+  type RedisAdapter,
   type RedisStrategyOptions,
 } from '../src/redis/index.js';
 import { CLIENTS, RedisServer, countingAdapter, type TestClient } from './support/redis-server.js';
@@ -330,8 +332,20 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
       const a = new RateLimiter({ threshold: 3, windowSeconds: 60, clock, strategy });
       const b = new RateLimiter({ threshold: 5, windowSeconds: 1, clock, strategy });
       const group = new RateLimitGroup([a, b]);
-      await expect(group.allowRequest('alice')).rejects.toThrow(/distinct Redis keys.*prefix/);
+      await expect(group.allowRequest('alice')).rejects.toThrow(/distinct stored keys.*prefix/);
       expect(await c.command('EXISTS', 'same:{alice}:log')).toBe(0);
+    });
+
+    it('refuses two limits on one Redis key through different clients or time modes too', async () => {
+      const other = toRedisAdapter(c.client);
+      const viaAdapter = countingAdapter(other); // another client object, same server
+      const a = new RateLimiter({ threshold: 5, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'dup:' }) });
+      const b = new RateLimiter({ threshold: 2, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: viaAdapter, prefix: 'dup:' }) });
+      const d = new RateLimiter({ threshold: 2, windowSeconds: 10, clock, strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'dup:', time: 'limiter' }) });
+      await expect(new RateLimitGroup([a, b]).allowRequest('alice')).rejects.toThrow(/distinct stored keys.*dup:\{alice\}:log.*prefix/);
+      await expect(new RateLimitGroup([a, d]).allowRequest('alice')).rejects.toThrow(RangeError);
+      expect(await c.command('EXISTS', 'dup:{alice}:log')).toBe(0);
+      expect(viaAdapter.calls).toEqual({ evalSha: 0, eval: 0 });
     });
 
     it('works in a group with an in-memory limit too (checked, then recorded)', async () => {
@@ -357,6 +371,10 @@ describe('options', () => {
     [{ client, onFailure: 'maybe' }, RangeError, /`onFailure`.*"fail-closed".*"maybe"/],
     [{ client, time: 'local' }, RangeError, /`time`.*"redis" or "limiter"/],
     [{ client, onError: 'log' }, TypeError, /`onError`/],
+    [{ client, prefix: null }, TypeError, /`prefix`.*`null`/],
+    [{ client, timeoutSeconds: null }, TypeError, /`timeoutSeconds`.*`null`/],
+    [{ client, onFailure: null }, TypeError, /`onFailure`.*`null`/],
+    [{ client, time: null }, TypeError, /`time`.*`null`/],
     [{ client: {} }, TypeError, /`client`.*node-redis or ioredis/],
     [{ client: null }, TypeError, /`client`/],
   ])('rejects %o', (options, type, message) => {
@@ -364,9 +382,98 @@ describe('options', () => {
     expect(() => new RedisGCRA(options as unknown as RedisStrategyOptions)).toThrow(message);
   });
 
-  it('caps the log threshold at 100,000 (one member per unit)', () => {
+  it('caps the log threshold at 10,000 (one member per unit) and both windows at 10^8 s', () => {
     const strategy = new RedisSlidingWindowLog({ client });
-    expect(() => new RateLimiter({ threshold: 100_001, windowSeconds: 1, strategy })).toThrow(/`threshold`.*at most 100000/);
+    expect(() => new RateLimiter({ threshold: 10_001, windowSeconds: 1, strategy })).toThrow(/`threshold`.*at most 10000/);
+    expect(() => new RateLimiter({ threshold: 1, windowSeconds: 1e8 + 1, strategy })).toThrow(
+      /`windowSeconds`.*0\.001 to 100000000 with the redis-sliding-window-log strategy, got `100000001`/,
+    );
+    const tiered = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      strategy: new RedisGCRA({ client }),
+      limitFor: () => ({ threshold: 1, windowSeconds: 9.3e12 }),
+    });
+    // The tier is checked at the decision, before Redis is called: nothing is written.
+    return expect(tiered.allowRequest('a')).rejects.toThrow(/`limitFor\(\)\.windowSeconds`.*100000000/);
     expect(() => new RateLimiter({ threshold: 1e9, windowSeconds: 1, strategy: new RedisGCRA({ client }) })).not.toThrow();
+  });
+});
+
+describe('replies that are not what the script returns (a misbehaving adapter)', () => {
+  /** An adapter that answers every call with `reply`, as a broken client or proxy might. */
+  function answering(reply: unknown): RedisAdapter {
+    return { ratewardenAdapter: true, evalSha: async () => reply, eval: async () => reply };
+  }
+  const circular: unknown[] = [1];
+  circular.push(circular);
+
+  it.each([
+    ['remaining below 0', [1, -5, 0, 1000]],
+    ['remaining above the limit', [1, 11, 0, 1000]],
+    ['a wait while allowed', [1, 3, 5_000_000, 1000]],
+    ['no wait while rejected', [0, 0, 0, 1000]],
+    ['a negative wait', [0, 0, -5000, 1000]],
+    ['a negative reset', [1, 3, 0, -5000]],
+    ['a reset beyond the window', [1, 3, 0, 10_000_001]],
+    ['never, while allowed', [1, 3, -1, 0]],
+    ['nulls', [null, null, null, null]],
+    ['empty strings', ['', '', '', '']],
+    ['nested arrays', [[1], [4], [0], [10000]]],
+    ['booleans', [true, 3, 0, 0]],
+    ['too few elements', [1, 3, 0]],
+    ['a circular array', circular],
+    ['not an array', 'OK'],
+  ])('%s: a RedisReplyError, through the failure policy', async (_label, reply) => {
+    const errors: unknown[] = [];
+    const strict = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisSlidingWindowLog({ client: answering(reply), onError: (e) => errors.push(e) }),
+    });
+    await expect(strict.allowRequest('alice')).rejects.toThrow(RedisReplyError);
+    const open = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisGCRA({ client: answering(reply), onFailure: 'fail-open', onError: (e) => errors.push(e) }),
+    });
+    expect(await open.allowRequest('alice')).toMatchObject({ allowed: true, degraded: 'fail-open' });
+    expect(errors).toHaveLength(2);
+    expect(errors.every((e) => e instanceof RedisReplyError)).toBe(true);
+  });
+
+  it('accepts the replies the script does return, from either client shape', async () => {
+    // The log replies in integer microseconds; GCRA in doubles (strings from RESP2 clients).
+    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_500_000, 9_000_000]) }) });
+    expect(await log.allowRequest('alice')).toEqual({ allowed: false, remaining: 0, retryAfter: 2.5, limit: 10, resetAfter: 9 });
+    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', 'inf', '1500.5']) }) });
+    expect(await gcra.allowRequest('alice', { cost: 11 })).toEqual({ allowed: false, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 1.5005 });
+  });
+
+  it('ignores an onError that rejects (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const limiter = new RateLimiter({
+        threshold: 10,
+        windowSeconds: 10,
+        strategy: new RedisGCRA({
+          client: answering('garbage'),
+          onFailure: 'fail-closed',
+          onError: async () => {
+            throw new Error('the logger is down');
+          },
+        }),
+      });
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+      // Let the rejected logger promise settle (macrotask: unhandled rejections are reported by then).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

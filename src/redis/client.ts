@@ -80,6 +80,6 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
 
 /** Whether `error` is Redis's `NOSCRIPT` reply (the server does not have the script cached). */
 export function isNoScript(error: unknown): boolean {
-  const message = (error as { message?: unknown } | null)?.message;
+  const message = typeof error === 'string' ? error : (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.includes('NOSCRIPT');
 }

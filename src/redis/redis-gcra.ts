@@ -15,8 +15,10 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
  * with the user id: works on Redis Cluster.
  *
  * **Time:** the Redis server's clock (`TIME`), counted in milliseconds from
- * 2023-11-14T22:13:20Z so that `time × threshold` stays below 2^53 (exact) for thresholds up to
- * about 100,000; see {@link RedisStrategyOptions.time}.
+ * 2027-01-15T08:00:00Z (negative before it), so that `time × threshold` stays small: exact
+ * (below 2^53) while `|time| × threshold < 2^53`, for instance for thresholds up to 285,000
+ * within a year of that origin and 28,500 within ten; beyond, rounding stays below a
+ * microsecond per decision. See {@link RedisStrategyOptions.time}.
  *
  * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), virtual scheduling
  * form; the algorithm of `redis-cell` and of Rust's `governor`.

@@ -2,7 +2,7 @@ import { SlidingWindowLog } from '../strategies/sliding-window-log.js';
 import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 
 /** The largest threshold of the Redis sliding-window log: one sorted-set member per unit. */
-const MAX_THRESHOLD = 100_000;
+const MAX_THRESHOLD = 10_000;
 
 /**
  * The exact **sliding-window log** on Redis, shared by every process that uses the same client
@@ -52,8 +52,9 @@ export class RedisSlidingWindowLog extends RedisStrategy {
   /** `"redis-sliding-window-log"`. */
   readonly name = 'redis-sliding-window-log';
   /**
-   * 100,000: the log stores one sorted-set member per allowed unit, so a key may hold that many
-   * members (several MB in Redis), and a request's cost is written in one script run. For larger
+   * 10,000: the log stores one sorted-set member per allowed unit, so a key may hold that many
+   * members (about 1 MB in Redis), and a request's whole cost is written in one script run, which
+   * must stay well within `timeoutSeconds` (100,000 members took about 0.4 s here). For larger
    * limits use {@link RedisGCRA}.
    */
   readonly maxThreshold = MAX_THRESHOLD;

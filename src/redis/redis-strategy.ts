@@ -87,11 +87,13 @@ export class RedisReplyError extends Error {
   readonly code = 'ERR_RATEWARDEN_REDIS_REPLY';
   /** @param reply - the reply received. */
   constructor(reply: unknown) {
-    super(`Unexpected reply from the ratewarden script: ${JSON.stringify(reply)?.slice(0, 200)}`);
+    super(`Unexpected reply from the ratewarden script: ${describeReply(reply)}`);
     this.name = 'RedisReplyError';
   }
 }
 
+/** The longest window: times in microseconds stay far below 2^53. */
+const MAX_WINDOW_SECONDS = 100_000_000;
 /** The longest timer delay: 2^31 − 1 ms overflows. */
 const MAX_TIMER_MS = 2 ** 31 - 2;
 /** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock). */
@@ -128,6 +130,11 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
   readonly synchronous = false;
   /** Always `true`: the state is in Redis; the limiter keeps none. */
   readonly external = true;
+  /**
+   * 100,000,000 seconds (about 3 years): the script's times are integer microseconds, exact
+   * below 2^53, and Redis's expiry times and integer replies must stay in range.
+   */
+  readonly maxWindowSeconds = MAX_WINDOW_SECONDS;
   readonly #batch: RedisBatch;
   /** The key prefix. */
   readonly prefix: string;
@@ -152,11 +159,11 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
   constructor(options: RedisStrategyOptions, kind: Kind, suffix: string, local: LocalStrategy) {
     if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
     this.adapter = toRedisAdapter(options.client);
-    const prefix = options.prefix ?? 'ratewarden:';
+    const prefix = options.prefix === undefined ? 'ratewarden:' : options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
     if (/[{}]/.test(prefix)) throw rangeError('prefix', 'a string without `{` or `}`', prefix);
     this.prefix = prefix;
-    const timeout = options.timeoutSeconds ?? 1;
+    const timeout = options.timeoutSeconds === undefined ? 1 : options.timeoutSeconds;
     if (typeof timeout !== 'number') {
       throw typeError('timeoutSeconds', 'a number of seconds from 0.001 to 2147483, or Infinity', timeout);
     }
@@ -164,7 +171,7 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
       throw rangeError('timeoutSeconds', 'a number of seconds from 0.001 to 2147483, or Infinity', timeout);
     }
     this.timeoutSeconds = timeout;
-    const onFailure = options.onFailure ?? 'throw';
+    const onFailure = options.onFailure === undefined ? 'throw' : options.onFailure;
     if (typeof onFailure !== 'string') throw typeError('onFailure', `one of ${POLICIES.map((p) => `"${p}"`).join(', ')}`, onFailure);
     if (!POLICIES.includes(onFailure)) {
       throw rangeError('onFailure', `one of ${POLICIES.map((p) => `"${p}"`).join(', ')}`, onFailure);
@@ -174,7 +181,7 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
       throw typeError('onError', 'a function or undefined', options.onError);
     }
     this.onError = options.onError;
-    const time = options.time ?? 'redis';
+    const time = options.time === undefined ? 'redis' : options.time;
     if (typeof time !== 'string') throw typeError('time', '"redis" or "limiter"', time);
     if (time !== 'redis' && time !== 'limiter') throw rangeError('time', '"redis" or "limiter"', time);
     this.time = time;
@@ -204,6 +211,11 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
    */
   redisKey(key: string): string {
     return `${this.prefix}{${escapeKey(key)}}${this.#suffix}`;
+  }
+
+  /** The Redis key of `key` ({@link redisKey}): a group refuses two limits on one stored key. */
+  storeKey(key: string): string {
+    return this.redisKey(key);
   }
 
   /** Never called (the state is in Redis). */
@@ -363,7 +375,11 @@ class RedisBatch implements StrategyBatch {
     for (const s of new Set(strategies)) {
       if (s.onError === undefined) continue;
       try {
-        s.onError(error, keys);
+        const returned = s.onError(error, keys) as unknown;
+        // An async logger that rejects must not leave an unhandled rejection behind.
+        if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+          Promise.resolve(returned).catch(() => {});
+        }
       } catch {
         // A failing logger must not change the decision.
       }
@@ -396,32 +412,35 @@ function withTimeout<T>(pending: Promise<T>, seconds: number): Promise<T> {
   });
 }
 
-/** The results in a script reply, or `undefined` when the reply is malformed. */
+/** The results in a script reply, or `undefined` when the reply is not what the script returns. */
 function parse(reply: unknown, requests: readonly BatchRequest[], strategies: readonly RedisStrategy[]): RateLimitResult[] | undefined {
   if (!Array.isArray(reply) || reply.length !== requests.length * 4) return undefined;
   const results: RateLimitResult[] = [];
   for (let i = 0; i < requests.length; i++) {
     const limit = (requests[i] as BatchRequest).limit;
     const o = i * 4;
-    const allowed = Number(reply[o]);
-    const remaining = Number(reply[o + 1]);
+    const allowed = toNumber(reply[o]);
+    const remaining = toNumber(reply[o + 1]);
     let retryAfterMs: number;
     let resetAfterMs: number;
     if ((strategies[i] as RedisStrategy).kind === 'l') {
       // Integers, in microseconds; -1: never.
-      const retry = Number(reply[o + 2]);
+      const retry = toNumber(reply[o + 2]);
       retryAfterMs = retry === -1 ? Infinity : retry / 1000;
-      resetAfterMs = Number(reply[o + 3]) / 1000;
+      resetAfterMs = toNumber(reply[o + 3]) / 1000;
     } else {
       // Doubles, in milliseconds: strings with RESP2 clients (ioredis), numbers with node-redis.
-      retryAfterMs = toDouble(reply[o + 2]);
-      resetAfterMs = toDouble(reply[o + 3]);
+      retryAfterMs = toNumber(reply[o + 2]);
+      resetAfterMs = toNumber(reply[o + 3]);
     }
+    // Only what the script can return: anything else is a misbehaving adapter or a tampered key.
     if (
       (allowed !== 0 && allowed !== 1) ||
       !Number.isSafeInteger(remaining) ||
-      Number.isNaN(retryAfterMs) ||
-      !Number.isFinite(resetAfterMs)
+      remaining < 0 ||
+      remaining > limit.threshold ||
+      (allowed === 1 ? retryAfterMs !== 0 : !(retryAfterMs > 0)) ||
+      !(resetAfterMs >= 0 && resetAfterMs <= limit.windowMs)
     ) {
       return undefined;
     }
@@ -430,9 +449,20 @@ function parse(reply: unknown, requests: readonly BatchRequest[], strategies: re
   return results;
 }
 
-/** A double from a reply: a number, or a string such as `"0.5"` or `"inf"`. */
-function toDouble(value: unknown): number {
+/** A number from a reply: a number, or a decimal string such as `"0.5"`, `"-1"` or `"inf"`; else NaN. */
+function toNumber(value: unknown): number {
   if (typeof value === 'number') return value;
+  if (typeof value !== 'string') return Number.NaN;
   if (value === 'inf') return Infinity;
-  return typeof value === 'string' ? Number(value) : Number.NaN;
+  return /^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(value) ? Number(value) : Number.NaN;
+}
+
+/** A short, safe rendering of a reply for an error message (never throws). */
+function describeReply(reply: unknown): string {
+  try {
+    const text = JSON.stringify(reply, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value));
+    return text === undefined ? String(typeof reply) : text.slice(0, 200);
+  } catch {
+    return Array.isArray(reply) ? `an array of ${reply.length} elements` : typeof reply;
+  }
 }

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
  * KEYS: one key per limit.
  * ARGV[1]: `1` to record when every limit allows, `0` to only check (peek).
  * ARGV[2], ARGV[3]: the time in milliseconds (a decimal) and in whole microseconds, or empty
- *   strings to read the server's clock (`TIME`, counted from 2023-11-14T22:13:20Z).
+ *   strings to read the server's clock (`TIME`, counted from 2027-01-15T08:00:00Z).
  * ARGV[4]: the shortest expiry to set, in milliseconds (at least 1).
  * ARGV[5 + 4i ..]: per limit i: the kind (`l`: sliding-window log, `g`: GCRA), threshold,
  *   window in whole milliseconds, cost.
@@ -40,9 +40,9 @@ local min_px = tonumber(ARGV[4])
 local now_ms, now_us
 if ARGV[2] == '' then
   local t = redis.call('TIME')
-  -- Microseconds since 2023-11-14T22:13:20Z, so that times stay small enough for exact
-  -- arithmetic (GCRA scales them by the threshold).
-  now_us = (tonumber(t[1]) - 1700000000) * 1000000 + tonumber(t[2])
+  -- Microseconds from 2027-01-15T08:00:00Z (negative before it): times near the origin stay
+  -- small, so GCRA's time x threshold stays exact for large thresholds in the years around it.
+  now_us = (tonumber(t[1]) - 1800000000) * 1000000 + tonumber(t[2])
   now_ms = now_us / 1000
 else
   now_ms = tonumber(ARGV[2])
