@@ -251,6 +251,8 @@ export class RateLimitGroup {
   async #decideAsync(user: User | string, options: RequestOptions | undefined, record: boolean): Promise<GroupResult> {
     const internals = limiterInternals();
     const { steps, cost } = this.#plan(user, options);
+    // One atomic step in the store: no lock to take here.
+    if (this.#batch !== undefined) return this.#criticalSection(steps, cost, record);
     // Lock the asynchronous limits' keys in one global order: by limiter, then key.
     const locked = steps
       .filter((s) => !s.member.synchronous)

@@ -318,6 +318,9 @@ export class RateLimiter<State = unknown> {
       const key = keyOf(user);
       const cost = costOf(options);
       if (this.#synchronous) return Promise.resolve(this.#decide(user, key, cost) as RateLimitResult);
+      // An external strategy decides atomically in its store (one script per decision): a lock
+      // here would only queue this process's decisions on a key one round trip apart.
+      if (this.#external) return Promise.resolve(this.#decide(user, key, cost));
       return this.#mutex.runExclusive(key, () => this.#decide(user, key, cost));
     } catch (error) {
       // Bad input, a failing clock or synchronous strategy, or `this` not a RateLimiter.
@@ -360,6 +363,7 @@ export class RateLimiter<State = unknown> {
       const key = keyOf(user);
       const cost = costOf(options);
       if (this.#synchronous) return Promise.resolve(this.#peek(user, key, cost) as RateLimitResult);
+      if (this.#external) return Promise.resolve(this.#peek(user, key, cost));
       return this.#mutex.runExclusive(key, () => this.#peek(user, key, cost));
     } catch (error) {
       return Promise.reject(error);

@@ -95,10 +95,11 @@ export interface RateLimitStrategy<State = unknown> {
    */
   readonly maxWindowSeconds?: number;
   /**
-   * `true` when the strategy keeps every key's state in an external store (Redis): the limiter
-   * then keeps nothing per key (no `Map` entry, `size` stays 0, `cleanUp` and `maxKeys` have
-   * nothing to do), never calls {@link createState} or {@link sweep}, and passes `undefined` as
-   * the state. Decisions are still serialised per key by the limiter's mutex.
+   * `true` when the strategy keeps every key's state in an external store (Redis) and makes
+   * each decision atomically there (one script per decision): the limiter then keeps nothing
+   * per key (no `Map` entry, `size` stays 0, `cleanUp` and `maxKeys` have nothing to do), never
+   * calls {@link createState} or {@link sweep}, passes `undefined` as the state, and takes no
+   * per-key lock (the store serialises decisions, across processes too).
    * @default false
    */
   readonly external?: boolean;

@@ -39,11 +39,11 @@ describe('the built package (dist/)', () => {
       'DECIDE_SCRIPT', 'RedisGCRA', 'RedisReplyError', 'RedisSlidingWindowLog', 'RedisStrategy', 'RedisTimeoutError', 'toRedisAdapter',
     ]);
     // The subpath's errors are the core's classes, not copies.
-    expect(() => new redis.RedisGCRA({ client: null })).toThrow(core.RateWardenTypeError);
+    expect(() => new redis.RedisGCRA({ client: null, prefix: 'p:' })).toThrow(core.RateWardenTypeError);
     const cjs = require(`${packageName}/redis`) as typeof import('../src/redis/index.js');
     expect(require.resolve(`${packageName}/redis`)).toMatch(/dist[\\/]redis\.cjs$/);
     const cjsCore = require(packageName) as typeof import('../src/index.js');
-    expect(() => new cjs.RedisSlidingWindowLog({ client: {} })).toThrow(cjsCore.RateWardenTypeError);
+    expect(() => new cjs.RedisSlidingWindowLog({ client: {}, prefix: 'p:' })).toThrow(cjsCore.RateWardenTypeError);
   });
 
   it('keeps the core free of Node built-ins (it runs in browsers and edge runtimes)', async () => {

@@ -156,7 +156,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
         remaining: 0,
         retryAfter: 1,
         limit: 3,
-        resetAfter: 0,
+        resetAfter: 1,
         degraded: 'fail-closed',
       });
       expect(await open.allowRequest('alice')).toEqual({
@@ -187,6 +187,48 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
         expect(r).toEqual({ allowed: true, remaining: 2, retryAfter: 0, limit: 3, resetAfter: 60 });
       }
       expect(adapter.calls.eval - evalsBefore).toBe(1);
+    });
+
+    it('never records a decision that timed out, even when Redis runs it later', async () => {
+      const limiter = new RateLimiter({
+        threshold: 5,
+        windowSeconds: 60,
+        strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'late:', onFailure: 'fail-closed', timeoutSeconds: 0.05 }),
+      });
+      // One answered decision teaches the strategy the offset between its clock and Redis's.
+      expect(await limiter.allowRequest('warm')).toMatchObject({ allowed: true });
+      // Another client pauses the server: the decisions below wait on it, past their deadline.
+      const pauser = connect(server.port);
+      await pauser.ready();
+      await pauser.command('CLIENT', 'PAUSE', '400', 'ALL');
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const late = [limiter.allowRequest('alice'), limiter.allowRequest('alice'), limiter.allowRequest('bob')];
+      await vi.advanceTimersByTimeAsync(50);
+      for (const r of await Promise.all(late)) expect(r).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+      vi.useRealTimers();
+      // Once the pause ends, Redis runs the three scripts; each is past its deadline and writes nothing.
+      expect(await c.command('PING')).toBe('PONG');
+      expect(await c.command('EXISTS', 'late:{alice}:log', 'late:{bob}:log')).toBe(0);
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 4 });
+      await pauser.close();
+    });
+
+    it('decides a group all or nothing by each limit\'s policy when Redis fails', async () => {
+      const make = (onFailure: RedisFailurePolicy, prefix: string): RateLimiter =>
+        new RateLimiter({
+          threshold: 2,
+          windowSeconds: 60,
+          strategy: new RedisSlidingWindowLog({ client: c.client, prefix, onFailure }),
+        });
+      const local = make('local', 'group-local:');
+      const group = new RateLimitGroup([make('fail-closed', 'group-closed:'), local]);
+      await c.command('SET', 'group-closed:{alice}:log', 'not a sorted set'); // the script fails
+      const r = await group.allowRequest('alice');
+      expect(r).toMatchObject({ allowed: false, binding: 0, results: [{ degraded: 'fail-closed' }, { allowed: true, degraded: 'local' }] });
+      // The local limit checked but did not record: two requests still fit in it.
+      const strategy = local.strategy as RedisSlidingWindowLog;
+      expect(strategy.localSize).toBe(0);
+      await c.command('DEL', 'group-closed:{alice}:log');
     });
 
     it('reloads the script after SCRIPT FLUSH between every call, counting exactly', async () => {
@@ -231,7 +273,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       await hole?.close();
     });
 
-    it('times out each decision after timeoutSeconds of (fake) time, by policy, never holding the key', async () => {
+    it('times out each decision after timeoutSeconds of (fake) time, by policy, never queueing on the key', async () => {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       c = queueingClient(name, hole.port);
       const client = c.client;
@@ -252,17 +294,19 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       const local = make('local');
       const open = make('fail-open');
 
-      // Two decisions on one key, queued behind each other on the key's lock.
+      // Two decisions on one key, both waiting on the silent server: no per-key lock queues
+      // them (the script is atomic on the server), so each gives up after its own 5 s, not 5 s
+      // after the one before it.
       const first = throwing.allowRequest('alice').catch((error: unknown) => error);
       const second = throwing.allowRequest('alice').catch((error: unknown) => error);
       let settled = 0;
       void first.then(() => settled++);
+      void second.then(() => settled++);
       await vi.advanceTimersByTimeAsync(4_999);
       expect(settled).toBe(0); // not before the timeout
       await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toBe(2);
       expect(await first).toBeInstanceOf(RedisTimeoutError);
-      // The lock was released: the second decision runs, and times out in turn.
-      await vi.advanceTimersByTimeAsync(5_000);
       const error = await second;
       expect(error).toBeInstanceOf(RedisTimeoutError);
       expect((error as RedisTimeoutError).code).toBe('ERR_RATEWARDEN_REDIS_TIMEOUT');

@@ -365,25 +365,26 @@ describe('options', () => {
   it.each([
     [{ client, prefix: 'a{b' }, RangeError, /`prefix`.*without `\{` or `\}`.*"a\{b"/],
     [{ client, prefix: 7 }, TypeError, /`prefix`/],
-    [{ client, timeoutSeconds: 0 }, RangeError, /`timeoutSeconds`.*0\.001.*`0`/],
-    [{ client, timeoutSeconds: Number.NaN }, RangeError, /`timeoutSeconds`/],
-    [{ client, timeoutSeconds: '1' }, TypeError, /`timeoutSeconds`/],
-    [{ client, onFailure: 'maybe' }, RangeError, /`onFailure`.*"fail-closed".*"maybe"/],
-    [{ client, time: 'local' }, RangeError, /`time`.*"redis" or "limiter"/],
-    [{ client, onError: 'log' }, TypeError, /`onError`/],
+    [{ client }, TypeError, /`prefix`.*without.*`undefined`/],
+    [{ client, prefix: 'p:', timeoutSeconds: 0 }, RangeError, /`timeoutSeconds`.*0\.001.*`0`/],
+    [{ client, prefix: 'p:', timeoutSeconds: Number.NaN }, RangeError, /`timeoutSeconds`/],
+    [{ client, prefix: 'p:', timeoutSeconds: '1' }, TypeError, /`timeoutSeconds`/],
+    [{ client, prefix: 'p:', onFailure: 'maybe' }, RangeError, /`onFailure`.*"fail-closed".*"maybe"/],
+    [{ client, prefix: 'p:', time: 'local' }, RangeError, /`time`.*"redis" or "limiter"/],
+    [{ client, prefix: 'p:', onError: 'log' }, TypeError, /`onError`/],
     [{ client, prefix: null }, TypeError, /`prefix`.*`null`/],
-    [{ client, timeoutSeconds: null }, TypeError, /`timeoutSeconds`.*`null`/],
-    [{ client, onFailure: null }, TypeError, /`onFailure`.*`null`/],
-    [{ client, time: null }, TypeError, /`time`.*`null`/],
-    [{ client: {} }, TypeError, /`client`.*node-redis or ioredis/],
-    [{ client: null }, TypeError, /`client`/],
+    [{ client, prefix: 'p:', timeoutSeconds: null }, TypeError, /`timeoutSeconds`.*`null`/],
+    [{ client, prefix: 'p:', onFailure: null }, TypeError, /`onFailure`.*`null`/],
+    [{ client, prefix: 'p:', time: null }, TypeError, /`time`.*`null`/],
+    [{ client: {}, prefix: 'p:' }, TypeError, /`client`.*node-redis or ioredis/],
+    [{ client: null, prefix: 'p:' }, TypeError, /`client`/],
   ])('rejects %o', (options, type, message) => {
     expect(() => new RedisSlidingWindowLog(options as unknown as RedisStrategyOptions)).toThrow(type);
     expect(() => new RedisGCRA(options as unknown as RedisStrategyOptions)).toThrow(message);
   });
 
   it('caps the log threshold at 10,000 (one member per unit) and both windows at 10^8 s', () => {
-    const strategy = new RedisSlidingWindowLog({ client });
+    const strategy = new RedisSlidingWindowLog({ client, prefix: 'p:' });
     expect(() => new RateLimiter({ threshold: 10_001, windowSeconds: 1, strategy })).toThrow(/`threshold`.*at most 10000/);
     expect(() => new RateLimiter({ threshold: 1, windowSeconds: 1e8 + 1, strategy })).toThrow(
       /`windowSeconds`.*0\.001 to 100000000 with the redis-sliding-window-log strategy, got `100000001`/,
@@ -391,12 +392,12 @@ describe('options', () => {
     const tiered = new RateLimiter({
       threshold: 1,
       windowSeconds: 1,
-      strategy: new RedisGCRA({ client }),
+      strategy: new RedisGCRA({ client, prefix: 'p:' }),
       limitFor: () => ({ threshold: 1, windowSeconds: 9.3e12 }),
     });
     // The tier is checked at the decision, before Redis is called: nothing is written.
     return expect(tiered.allowRequest('a')).rejects.toThrow(/`limitFor\(\)\.windowSeconds`.*100000000/);
-    expect(() => new RateLimiter({ threshold: 1e9, windowSeconds: 1, strategy: new RedisGCRA({ client }) })).not.toThrow();
+    expect(() => new RateLimiter({ threshold: 1e9, windowSeconds: 1, strategy: new RedisGCRA({ client, prefix: 'p:' }) })).not.toThrow();
   });
 });
 
@@ -409,19 +410,19 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   circular.push(circular);
 
   it.each([
-    ['remaining below 0', [1, -5, 0, 1000]],
-    ['remaining above the limit', [1, 11, 0, 1000]],
-    ['a wait while allowed', [1, 3, 5_000_000, 1000]],
-    ['no wait while rejected', [0, 0, 0, 1000]],
-    ['a negative wait', [0, 0, -5000, 1000]],
-    ['a negative reset', [1, 3, 0, -5000]],
-    ['a reset beyond the window', [1, 3, 0, 10_000_001]],
-    ['never, while allowed', [1, 3, -1, 0]],
-    ['nulls', [null, null, null, null]],
-    ['empty strings', ['', '', '', '']],
-    ['nested arrays', [[1], [4], [0], [10000]]],
-    ['booleans', [true, 3, 0, 0]],
-    ['too few elements', [1, 3, 0]],
+    ['remaining below 0', [1, -5, 0, 1000, 0]],
+    ['remaining above the limit', [1, 11, 0, 1000, 0]],
+    ['a wait while allowed', [1, 3, 5_000_000, 1000, 0]],
+    ['no wait while rejected', [0, 0, 0, 1000, 0]],
+    ['a negative wait', [0, 0, -5000, 1000, 0]],
+    ['a negative reset', [1, 3, 0, -5000, 0]],
+    ['a reset beyond the window', [1, 3, 0, 10_000_001, 0]],
+    ['never, while allowed', [1, 3, -1, 0, 0]],
+    ['nulls', [null, null, null, null, 0]],
+    ['empty strings', ['', '', '', '', 0]],
+    ['nested arrays', [[1], [4], [0], [10000], 0]],
+    ['booleans', [true, 3, 0, 0, 0]],
+    ['too few elements', [1, 3, 0, 0]],
     ['a circular array', circular],
     ['not an array', 'OK'],
   ])('%s: a RedisReplyError, through the failure policy', async (_label, reply) => {
@@ -429,13 +430,13 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
     const strict = new RateLimiter({
       threshold: 10,
       windowSeconds: 10,
-      strategy: new RedisSlidingWindowLog({ client: answering(reply), onError: (e) => errors.push(e) }),
+      strategy: new RedisSlidingWindowLog({ client: answering(reply), prefix: 'p:', onError: (e) => errors.push(e) }),
     });
     await expect(strict.allowRequest('alice')).rejects.toThrow(RedisReplyError);
     const open = new RateLimiter({
       threshold: 10,
       windowSeconds: 10,
-      strategy: new RedisGCRA({ client: answering(reply), onFailure: 'fail-open', onError: (e) => errors.push(e) }),
+      strategy: new RedisGCRA({ client: answering(reply), prefix: 'p:', onFailure: 'fail-open', onError: (e) => errors.push(e) }),
     });
     expect(await open.allowRequest('alice')).toMatchObject({ allowed: true, degraded: 'fail-open' });
     expect(errors).toHaveLength(2);
@@ -444,9 +445,9 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
 
   it('accepts the replies the script does return, from either client shape', async () => {
     // The log replies in integer microseconds; GCRA in doubles (strings from RESP2 clients).
-    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_500_000, 9_000_000]) }) });
+    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_500_000, 9_000_000, 0]), prefix: 'p:' }) });
     expect(await log.allowRequest('alice')).toEqual({ allowed: false, remaining: 0, retryAfter: 2.5, limit: 10, resetAfter: 9 });
-    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', 'inf', '1500.5']) }) });
+    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', 'inf', '1500.5', '0']), prefix: 'p:' }) });
     expect(await gcra.allowRequest('alice', { cost: 11 })).toEqual({ allowed: false, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 1.5005 });
   });
 
@@ -462,6 +463,7 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
         windowSeconds: 10,
         strategy: new RedisGCRA({
           client: answering('garbage'),
+          prefix: 'p:',
           onFailure: 'fail-closed',
           onError: async () => {
             throw new Error('the logger is down');

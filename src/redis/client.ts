@@ -17,6 +17,12 @@ import { typeError } from '../errors.js';
 export interface RedisAdapter {
   /** Marks an object as an adapter (node-redis clients have methods of the same names). */
   readonly ratewardenAdapter: true;
+  /**
+   * `true` for a Redis Cluster client: a group's limits whose keys are in different slots are
+   * then checked and recorded by one script call per slot, since no script can span slots.
+   * @default false
+   */
+  readonly cluster?: boolean;
   /** Runs `EVALSHA sha numkeys ...keys ...args`. */
   evalSha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Runs `EVAL script numkeys ...keys ...args` (which also caches the script on the server). */
@@ -61,6 +67,7 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
     const io = client as unknown as IoredisLike;
     adapter = {
       ratewardenAdapter: true,
+      cluster: c.isCluster === true,
       evalSha: (sha, keys, args) => io.evalsha(sha, keys.length, ...keys, ...args),
       eval: (script, keys, args) => io.eval(script, keys.length, ...keys, ...args),
     };
@@ -68,6 +75,8 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
     const node = client as unknown as NodeRedisLike;
     adapter = {
       ratewardenAdapter: true,
+      // A node-redis cluster (createCluster) has `masters`; a client does not.
+      cluster: 'masters' in c,
       evalSha: (sha, keys, args) => node.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
       eval: (script, keys, args) => node.eval(script, { keys: keys as string[], arguments: args as string[] }),
     };

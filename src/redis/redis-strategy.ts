@@ -30,13 +30,13 @@ export interface RedisStrategyOptions {
    */
   readonly client: unknown;
   /**
-   * Prepended to every key. A limit's identity: limiters in every process that use the same
-   * prefix (and algorithm) share their counts per user; two different limits (10 per second and
-   * 1,000 per hour) need two prefixes. Must not contain `{` or `}` (the keys' hash tag, for
-   * Redis Cluster, is the user id).
-   * @default "ratewarden:"
+   * Prepended to every key: the limit's **identity**, required. Limiters in every process that
+   * use the same prefix (and algorithm) share their counts per user; two different limits (10
+   * per second and 1,000 per hour) need two prefixes, or they count on the same keys. A string
+   * without `{` or `}` (the keys' hash tag, for Redis Cluster, is the user id), such as
+   * `"api:"` or `"rl:login:"`.
    */
-  readonly prefix?: string;
+  readonly prefix: string;
   /**
    * How long to wait for Redis, in **seconds**, per decision (including a `NOSCRIPT` retry);
    * then the decision fails with a {@link RedisTimeoutError} and {@link onFailure} applies. A
@@ -159,7 +159,7 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
   constructor(options: RedisStrategyOptions, kind: Kind, suffix: string, local: LocalStrategy) {
     if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
     this.adapter = toRedisAdapter(options.client);
-    const prefix = options.prefix === undefined ? 'ratewarden:' : options.prefix;
+    const prefix = options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
     if (/[{}]/.test(prefix)) throw rangeError('prefix', 'a string without `{` or `}`', prefix);
     this.prefix = prefix;
@@ -246,10 +246,13 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
       return { allowed: false, remaining: 0, retryAfter: Infinity, limit: limit.threshold, resetAfter: 0, degraded: policy as 'fail-open' | 'fail-closed' };
     }
     if (policy === 'fail-closed') {
-      return { allowed: false, remaining: 0, retryAfter: Math.min(1, limit.windowSeconds), limit: limit.threshold, resetAfter: 0, degraded: 'fail-closed' };
+      const wait = Math.min(1, limit.windowSeconds);
+      return { allowed: false, remaining: 0, retryAfter: wait, limit: limit.threshold, resetAfter: wait, degraded: 'fail-closed' };
     }
     if (policy === 'fail-open') {
-      return { allowed: true, remaining: limit.threshold - cost, retryAfter: 0, limit: limit.threshold, resetAfter: 0, degraded: 'fail-open' };
+      // As for a key seen for the first time: after the request (recorded), or before it (peek).
+      const remaining = record ? limit.threshold - cost : limit.threshold;
+      return { allowed: true, remaining, retryAfter: 0, limit: limit.threshold, resetAfter: 0, degraded: 'fail-open' };
     }
     return { ...this.#decideLocally(request, record), degraded: 'local' };
   }
@@ -276,6 +279,17 @@ export abstract class RedisStrategy implements RateLimitStrategy<undefined> {
       }
     }
     return decided;
+  }
+
+  /**
+   * @internal Called after Redis answered: the shared state is authoritative again, so the
+   * local fallback's state (from an outage) is dropped.
+   */
+  recovered(): void {
+    if (this.#localStates.size > 0) {
+      this.#localStates.clear();
+      this.#localSweepAt = 1_024;
+    }
   }
 
   /** @internal Keys tracked by the local fallback (for tests and monitoring). */
@@ -315,6 +329,13 @@ function escapeKey(key: string): string {
 class RedisBatch implements StrategyBatch {
   readonly #adapter: RedisAdapter;
   readonly #time: 'redis' | 'limiter';
+  /**
+   * The server's clock minus this process's (`performance.now()`), in microseconds, learnt from
+   * the server time every reply carries; `undefined` until the first reply. Deadlines sent to
+   * the script are in the server's time, so a script that runs after its caller gave up (queued
+   * behind a pause, or replayed by the client after a reconnect) writes nothing.
+   */
+  #offsetUs: number | undefined;
 
   constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
     this.#adapter = adapter;
@@ -329,37 +350,109 @@ class RedisBatch implements StrategyBatch {
         'Expected the limits of a group to use distinct Redis keys, got one key twice: give each limit its own `prefix`',
       );
     }
-    const nowMs = (requests[0] as BatchRequest).nowMs;
-    const args: string[] = [
-      record ? '1' : '0',
-      this.#time === 'redis' ? '' : String(nowMs),
-      this.#time === 'redis' ? '' : String(Math.round(nowMs * 1000)),
-      this.#time === 'redis' ? '1' : String(LIMITER_TIME_MIN_EXPIRY_MS),
-    ];
-    let timeout = 0;
-    for (let i = 0; i < requests.length; i++) {
-      const r = requests[i] as BatchRequest;
-      const s = strategies[i] as RedisStrategy;
-      args.push(s.kind, String(r.limit.threshold), String(r.limit.windowMs), String(r.cost));
-      if (s.timeoutSeconds > timeout) timeout = s.timeoutSeconds;
+    if (keys.length > 1 && this.#adapter.cluster === true && new Set(keys.map(hashTag)).size > 1) {
+      return this.#decideAcrossSlots(requests, keys, record);
     }
-    let reply: unknown;
+    let timeout = 0;
+    for (const s of strategies) if (s.timeoutSeconds > timeout) timeout = s.timeoutSeconds;
+    let results: RateLimitResult[];
     try {
-      reply = await withTimeout(this.#run(keys, args), timeout);
+      results = await this.#call(requests, strategies, keys, record, timeout);
     } catch (error) {
       return this.#fail(error, requests, strategies, keys, record);
     }
-    const results = parse(reply, requests, strategies);
-    if (results === undefined) return this.#fail(new RedisReplyError(reply), requests, strategies, keys, record);
+    for (const s of strategies) s.recovered();
     return results;
   }
 
-  /** `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart). */
-  async #run(keys: string[], args: string[]): Promise<unknown> {
+  /**
+   * A group on Redis Cluster whose keys are in different slots (a per-user and a global limit):
+   * no script can touch them together, so each slot's limits are checked (one script call per
+   * slot, in parallel), then, only if all allow, recorded (one more per slot). Atomic per slot,
+   * not across slots: another process may take the last slot of one limit in between, and the
+   * limits already recorded then stay recorded (the group reports the refusal).
+   */
+  async #decideAcrossSlots(
+    requests: readonly BatchRequest[],
+    keys: readonly string[],
+    record: boolean,
+  ): Promise<readonly RateLimitResult[]> {
+    const slots = new Map<string, number[]>();
+    keys.forEach((key, i) => {
+      const tag = hashTag(key);
+      const members = slots.get(tag);
+      if (members === undefined) slots.set(tag, [i]);
+      else members.push(i);
+    });
+    const run = async (write: boolean): Promise<RateLimitResult[]> => {
+      const results = new Array<RateLimitResult>(requests.length);
+      await Promise.all(
+        [...slots.values()].map(async (indexes) => {
+          const decided = await this.decideAll(
+            indexes.map((i) => requests[i] as BatchRequest),
+            write,
+          );
+          indexes.forEach((i, j) => {
+            results[i] = decided[j] as RateLimitResult;
+          });
+        }),
+      );
+      return results;
+    };
+    const checked = await run(false);
+    if (!record || !checked.every((r) => r.allowed)) return checked;
+    return run(true);
+  }
+
+  /** One script call, with its timeout, `NOSCRIPT` fallback and deadline; the parsed results. */
+  async #call(
+    requests: readonly BatchRequest[],
+    strategies: readonly RedisStrategy[],
+    keys: readonly string[],
+    record: boolean,
+    timeoutSeconds: number,
+  ): Promise<RateLimitResult[]> {
+    const nowMs = (requests[0] as BatchRequest).nowMs;
+    const redisTime = this.#time === 'redis';
+    const offset = this.#offsetUs;
+    const deadline =
+      offset === undefined || timeoutSeconds === Infinity
+        ? ''
+        : String(Math.ceil(performance.now() * 1000 + timeoutSeconds * 1e6 + offset));
+    const args: string[] = [
+      record ? '1' : '0',
+      redisTime ? '' : String(nowMs),
+      redisTime ? '' : String(Math.round(nowMs * 1000)),
+      redisTime ? '1' : String(LIMITER_TIME_MIN_EXPIRY_MS),
+      deadline,
+    ];
+    for (let i = 0; i < requests.length; i++) {
+      const r = requests[i] as BatchRequest;
+      args.push((strategies[i] as RedisStrategy).kind, String(r.limit.threshold), String(r.limit.windowMs), String(r.cost));
+    }
+    const state = { timedOut: false };
+    const reply = await withTimeout(this.#run(keys, args, state), timeoutSeconds, state);
+    const serverUs = Array.isArray(reply) ? toNumber(reply[reply.length - 1]) : Number.NaN;
+    if (Number.isFinite(serverUs)) this.#offsetUs = serverUs - performance.now() * 1000;
+    if (Array.isArray(reply) && reply.length === 2 && toNumber(reply[0]) === -1) {
+      // The script started after the deadline (this process's clock and the server's disagree
+      // by more than the timeout's margin): nothing was written.
+      throw new RedisTimeoutError(timeoutSeconds);
+    }
+    const results = parse(reply, requests, strategies);
+    if (results === undefined) throw new RedisReplyError(reply);
+    return results;
+  }
+
+  /**
+   * `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart),
+   * unless the caller has given up by then.
+   */
+  async #run(keys: readonly string[], args: readonly string[], state: { timedOut: boolean }): Promise<unknown> {
     try {
       return await this.#adapter.evalSha(DECIDE_SHA, keys, args);
     } catch (error) {
-      if (!isNoScript(error)) throw error;
+      if (!isNoScript(error) || state.timedOut) throw error;
       return this.#adapter.eval(DECIDE_SCRIPT, keys, args);
     }
   }
@@ -392,11 +485,25 @@ class RedisBatch implements StrategyBatch {
   }
 }
 
-/** Races `pending` against a timer of `seconds` (unref'ed; cleared when `pending` settles). */
-function withTimeout<T>(pending: Promise<T>, seconds: number): Promise<T> {
+/** Redis Cluster's hash tag of a key: between the first `{` and the next `}`, if not empty. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  return close === -1 || close === open + 1 ? key : key.slice(open + 1, close);
+}
+
+/**
+ * Races `pending` against a timer of `seconds` (unref'ed; cleared when `pending` settles); marks
+ * `state.timedOut` when the timer wins, so that the call sends nothing more.
+ */
+function withTimeout<T>(pending: Promise<T>, seconds: number, state: { timedOut: boolean }): Promise<T> {
   if (seconds === Infinity) return pending;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisTimeoutError(seconds)), Math.min(seconds * 1000, MAX_TIMER_MS));
+    const timer = setTimeout(() => {
+      state.timedOut = true;
+      reject(new RedisTimeoutError(seconds));
+    }, Math.min(seconds * 1000, MAX_TIMER_MS));
     (timer as { unref?: () => void }).unref?.();
     pending.then(
       (value) => {
@@ -414,7 +521,7 @@ function withTimeout<T>(pending: Promise<T>, seconds: number): Promise<T> {
 
 /** The results in a script reply, or `undefined` when the reply is not what the script returns. */
 function parse(reply: unknown, requests: readonly BatchRequest[], strategies: readonly RedisStrategy[]): RateLimitResult[] | undefined {
-  if (!Array.isArray(reply) || reply.length !== requests.length * 4) return undefined;
+  if (!Array.isArray(reply) || reply.length !== requests.length * 4 + 1) return undefined;
   const results: RateLimitResult[] = [];
   for (let i = 0; i < requests.length; i++) {
     const limit = (requests[i] as BatchRequest).limit;
@@ -440,7 +547,8 @@ function parse(reply: unknown, requests: readonly BatchRequest[], strategies: re
       remaining < 0 ||
       remaining > limit.threshold ||
       (allowed === 1 ? retryAfterMs !== 0 : !(retryAfterMs > 0)) ||
-      !(resetAfterMs >= 0 && resetAfterMs <= limit.windowMs)
+      // (GCRA's span / threshold may land a rounding step above the window: result() clamps it.)
+      !(resetAfterMs >= 0 && resetAfterMs <= limit.windowMs * (1 + 1e-9))
     ) {
       return undefined;
     }

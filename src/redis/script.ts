@@ -14,7 +14,10 @@ import { createHash } from 'node:crypto';
  * ARGV[2], ARGV[3]: the time in milliseconds (a decimal) and in whole microseconds, or empty
  *   strings to read the server's clock (`TIME`, counted from 2027-01-15T08:00:00Z).
  * ARGV[4]: the shortest expiry to set, in milliseconds (at least 1).
- * ARGV[5 + 4i ..]: per limit i: the kind (`l`: sliding-window log, `g`: GCRA), threshold,
+ * ARGV[5]: the caller's deadline, in the server's microseconds (as returned last), or empty: a
+ *   script that starts later (queued behind a pause, or replayed after a reconnect) writes
+ *   nothing and returns `{ -1, server time }`.
+ * ARGV[6 + 4i ..]: per limit i: the kind (`l`: sliding-window log, `g`: GCRA), threshold,
  *   window in whole milliseconds, cost.
  *
  * Returns a flat array, per limit: allowed (0/1), remaining (integer), retryAfter and
@@ -22,7 +25,8 @@ import { createHash } from 'node:crypto';
  * the request (as `peek` says). The log replies with integers, in microseconds (retryAfter `-1`
  * for never); GCRA with doubles in milliseconds, as `{ double = x }` (Redis formats them exactly,
  * `%.17g`, where Lua's `string.format` costs about a microsecond each; `inf` for never). A plain
- * Lua number would be truncated to an integer.
+ * Lua number would be truncated to an integer. Last, the server's time in microseconds (from
+ * which the caller learns the offset of its clock to the server's, for deadlines).
  *
  * Sliding-window log: a sorted set of one member per allowed unit, scored by the time in integer
  * microseconds (exact arithmetic); members are `<time>-<n>`, `n` (six digits) counting the
@@ -30,19 +34,25 @@ import { createHash } from 'node:crypto';
  * when `t <= now - window`. GCRA: a string `"<TAT × threshold> <threshold> <window ms>"`.
  *
  * Every write sets the key's expiry to when its state is clear (`PEXPIRE` / `SET PX`), so idle
- * keys vanish without a sweep. A rejected decision records nothing; like the in-memory
+ * keys vanish without a sweep; a log decision that records nothing extends the expiry if the
+ * limit's window grew (`PEXPIRE … GT`, Redis 7.0 or later). A rejected decision records nothing; like the in-memory
  * strategies, every decision (and peek) drops the log's expired entries, and a GCRA key whose
  * limit changed is converted.
  */
 export const DECIDE_SCRIPT = `
 local record = ARGV[1] == '1'
 local min_px = tonumber(ARGV[4])
+local t = redis.call('TIME')
+-- Microseconds from 2027-01-15T08:00:00Z (negative before it): times near the origin stay
+-- small, so GCRA's time x threshold stays exact for large thresholds in the years around it.
+local server_us = (tonumber(t[1]) - 1800000000) * 1000000 + tonumber(t[2])
+if ARGV[5] ~= '' and server_us > tonumber(ARGV[5]) then
+  -- Past the caller's deadline: it has given up on this answer (timed out). Write nothing.
+  return { -1, server_us }
+end
 local now_ms, now_us
 if ARGV[2] == '' then
-  local t = redis.call('TIME')
-  -- Microseconds from 2027-01-15T08:00:00Z (negative before it): times near the origin stay
-  -- small, so GCRA's time x threshold stays exact for large thresholds in the years around it.
-  now_us = (tonumber(t[1]) - 1800000000) * 1000000 + tonumber(t[2])
+  now_us = server_us
   now_ms = now_us / 1000
 else
   now_ms = tonumber(ARGV[2])
@@ -51,10 +61,11 @@ end
 local n = #KEYS
 local out = {}
 local plan = {}
+local keep = {}
 local all = true
 for i = 1, n do
   local key = KEYS[i]
-  local base = 5 + (i - 1) * 4
+  local base = 6 + (i - 1) * 4
   local threshold = tonumber(ARGV[base + 1])
   local window_ms = tonumber(ARGV[base + 2])
   local cost = tonumber(ARGV[base + 3])
@@ -69,14 +80,27 @@ for i = 1, n do
     local live = 0
     if last[2] then
       newest = tonumber(last[2])
+      if newest > now + window_us then
+        -- Entries more than a window ahead: written under a clock that was ahead (a failover
+        -- to a server whose clock is behind). Forget them rather than freeze the key.
+        redis.call('ZREMRANGEBYSCORE', key, '(' .. string.format('%.0f', now), '+inf')
+        last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+        newest = nil
+        if last[2] then newest = tonumber(last[2]) end
+      end
+    end
+    if newest then
+      -- A clock slightly behind the newest entry counts as at it (as in memory).
       if now < newest then now = newest end
       -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
-      local removed = redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window_us)
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window_us)
       live = redis.call('ZCARD', key)
-      if removed > 0 and live > 0 then
+      if live > 0 then
+        -- If this decision records nothing, the key must still live until its entries expire
+        -- under this limit (a longer window than when they were written: a tier change).
         local px = math.ceil((newest + window_us - now_us) / 1000)
         if px < min_px then px = min_px end
-        redis.call('PEXPIRE', key, px)
+        keep[i] = px
       end
     end
     local reset_us = 0
@@ -130,7 +154,11 @@ for i = 1, n do
     end
     local debt = tat - now
     local from = now
-    if debt > span then
+    if debt > span + span then
+      -- A TAT more than a window too far ahead: written under a clock that was ahead. Forget it.
+      debt = 0
+      tat = now
+    elseif debt > span then
       debt = span
       from = tat - span
     elseif not (debt > 0) then
@@ -156,7 +184,11 @@ for i = 1, n do
     end
   end
 end
-if record and all then
+local recorded = record and all
+for i = 1, n do
+  if keep[i] and not recorded then redis.call('PEXPIRE', KEYS[i], keep[i], 'GT') end
+end
+if recorded then
   for i = 1, n do
     local p = plan[i]
     local key = p[2]
@@ -189,6 +221,7 @@ if record and all then
     end
   end
 end
+out[n * 4 + 1] = server_us
 return out
 `;
 
