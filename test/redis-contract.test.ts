@@ -79,3 +79,58 @@ describe.each(CLIENTS)("with %s", (name, connect) => {
     );
   });
 });
+
+// Called directly (without a limiter, whose time never runs backwards), the strategies see time
+// go back; both sides treat a time behind the newest entry as that entry's time.
+describe.each(CLIENTS)('with %s, time going backwards', (name, connect) => {
+  let c: TestClient;
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it.each(pairs)('the in-memory and Redis %s decide identically when the clock steps back within a window', async (label, memory, redis) => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 10, max: 4_000 }),
+        fc.array(fc.record({ dt: fc.integer({ min: -1, max: 1 }), frac: fc.double({ min: 0, max: 1, noNaN: true }), cost: fc.integer({ min: 1, max: 7 }) }), { minLength: 1, maxLength: 30 }),
+        async (threshold, windowMs, ops) => {
+          run++;
+          const limit = { threshold, windowMs, windowSeconds: windowMs / 1000 };
+          const local = memory();
+          const shared = redis({ client: c.client, prefix: `back:${name}:${label}:${run}:`, time: 'limiter' });
+          const state = local.createState(limit);
+          let now = 1_000_000;
+          for (const op of ops) {
+            // Steps of up to half a window, back or forward, in whole milliseconds.
+            now += Math.round(op.dt * op.frac * (windowMs / 2));
+            const expected = local.consume('k', state, now, op.cost, limit);
+            const actual = await shared.consume('k', undefined, now, op.cost, limit);
+            expect(actual).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
+    );
+  });
+
+  it('forgets log entries written more than a window ahead of the clock (a clock that was ahead)', async () => {
+    const shared = new RedisSlidingWindowLog({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
+    const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
+    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    // 10 s earlier, within no window of those entries: they are dropped, not waited for.
+    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1, resetAfter: 1 });
+    expect(await c.command('ZCARD', `ahead:${name}:{k}:log`)).toBe(1);
+  });
+
+  it('forgets a GCRA TAT more than a window too far ahead', async () => {
+    const shared = new RedisGCRA({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
+    const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
+    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+});
