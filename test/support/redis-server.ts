@@ -1,6 +1,9 @@
 // A real redis-server for the tests: started on a free loopback port with persistence off,
 // stopped at the end. No mocks of Redis. `.ci/run` installs Debian's redis-server when missing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
@@ -34,14 +37,20 @@ export class RedisServer {
   readonly port: number;
   #process: ChildProcess | undefined;
 
-  private constructor(port: number) {
+  private constructor(port: number, extra: readonly string[]) {
     this.port = port;
+    this.#extra = extra;
   }
 
-  /** Starts a server on a free port (or on `port`), resolving once it accepts connections. */
-  static async start(port?: number): Promise<RedisServer> {
+  readonly #extra: readonly string[];
+
+  /**
+   * Starts a server on a free port (or on `port`), resolving once it accepts connections.
+   * `extra`: more command-line options (Cluster mode).
+   */
+  static async start(port?: number, extra: readonly string[] = []): Promise<RedisServer> {
     requireRedisServer();
-    const server = new RedisServer(port ?? (await freePort()));
+    const server = new RedisServer(port ?? (await freePort()), extra);
     await server.restart();
     return server;
   }
@@ -54,7 +63,7 @@ export class RedisServer {
   async restart(): Promise<void> {
     const child = spawn(
       BINARY,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.#extra],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.#process = child;
@@ -173,6 +182,7 @@ export function countingAdapter(inner: RedisAdapter): RedisAdapter & { calls: { 
   const calls = { evalSha: 0, eval: 0 };
   return {
     ratewardenAdapter: true,
+    cluster: inner.cluster === true,
     calls,
     evalSha: (sha, keys, args) => {
       calls.evalSha++;
@@ -183,4 +193,45 @@ export function countingAdapter(inner: RedisAdapter): RedisAdapter & { calls: { 
       return inner.eval(script, keys, args);
     },
   };
+}
+
+/**
+ * A Redis Cluster of three masters on free loopback ports (no replicas, persistence off),
+ * created with `redis-cli --cluster create`; resolves once every node reports `cluster_state:ok`.
+ */
+export async function startCluster(): Promise<{ ports: number[]; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ratewarden-cluster-'));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const nodes = await Promise.all(
+    ports.map((port) =>
+      RedisServer.start(port, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--dir', dir]),
+    ),
+  );
+  const stop = async (): Promise<void> => {
+    await Promise.all(nodes.map((node) => node.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8' },
+    );
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}${created.stderr}`);
+    // Each check is a round trip to every node; the nodes agree within moments of the create.
+    for (const port of ports) {
+      const client = new Redis({ port, host: '127.0.0.1' });
+      try {
+        while (!String(await client.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) {
+          // ask again
+        }
+      } finally {
+        client.disconnect();
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { ports, stop };
 }
