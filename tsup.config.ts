@@ -8,7 +8,8 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     splitting: true,
     external: ['node:crypto'],
-    dts: true,
+    // Declarations without the members marked @internal (not part of the public API).
+    dts: { compilerOptions: { stripInternal: true } },
     clean: true,
     sourcemap: true,
     target: 'es2022',

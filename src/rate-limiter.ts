@@ -121,7 +121,7 @@ export interface RateLimiterOptions<State = unknown> {
   readonly maxKeys?: number;
 }
 
-/** @internal A limiter of any state type. */
+/** A limiter of any state type (the type of a group member's `limiter`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyLimiter = RateLimiter<any>;
 
