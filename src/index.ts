@@ -19,3 +19,5 @@ export { KeyedMutex } from './keyed-mutex.js';
 export { performanceClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { ErrorCode, RateWardenRangeError, RateWardenTypeError } from './errors.js';
+export { rateLimitHeaders, rateLimitProblem } from './http-headers.js';
+export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem } from './http-headers.js';

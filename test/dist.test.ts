@@ -20,6 +20,7 @@ describe('the built package (dist/)', () => {
         'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
         'RateWardenRangeError', 'RateWardenTypeError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
         'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'performanceClock',
+        'rateLimitHeaders', 'rateLimitProblem',
       ],
     );
   });

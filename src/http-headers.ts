@@ -1,0 +1,199 @@
+/**
+ * HTTP header fields for rate-limit results: the IETF `RateLimit` and `RateLimit-Policy` fields,
+ * `Retry-After`, the legacy `X-RateLimit-*` trio, and an RFC 9457 problem body for 429 responses.
+ * Pure functions of a result: no I/O, no clock, no `node:` imports.
+ *
+ * @module
+ */
+import { rangeError, typeError } from './errors.js';
+import type { RateLimitResult } from './strategy.js';
+
+/** A quota policy, as `RateLimit-Policy` advertises it. */
+export interface RateLimitPolicy {
+  /**
+   * The policy's name, sent as a Structured Field String: printable ASCII (0x20–0x7E).
+   * @default `"default"` for one result; the group's limit names for a group
+   */
+  readonly name?: string;
+  /**
+   * The window in **seconds**, sent as the `w` parameter: a positive finite number, rounded up
+   * to a whole second (the field carries integers).
+   */
+  readonly windowSeconds: number;
+}
+
+/** Options of {@link rateLimitHeaders}. */
+export interface RateLimitHeadersOptions {
+  /**
+   * The policy of the result, or one per limit of a group result (in member order). The
+   * limiter's own `windowSeconds` is the usual window; with tiers whose windows differ, pass the
+   * window of the tier that applied.
+   */
+  readonly policy: RateLimitPolicy | readonly RateLimitPolicy[];
+  /** Whether to send `RateLimit-Policy` and `RateLimit`. @default true */
+  readonly standard?: boolean;
+  /**
+   * Whether to also send the legacy `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+   * `X-RateLimit-Reset` (seconds until the window is clear, rounded up; the binding limit's for
+   * a group). @default false
+   */
+  readonly legacy?: boolean;
+}
+
+/** A group result's extra fields (see `RateLimitGroup`), as far as headers need them. */
+interface GroupLike extends RateLimitResult {
+  readonly results: readonly RateLimitResult[];
+  readonly names: readonly string[];
+  readonly binding: number;
+}
+
+/**
+ * The HTTP header fields that describe a decision, as a plain object of field name → value
+ * (names in their usual capitalisation; HTTP field names are case-insensitive):
+ *
+ * - `RateLimit-Policy`: `"name";q=<limit>;w=<window s>`, one list member per policy.
+ * - `RateLimit`: `"name";r=<remaining>;t=<seconds until the window is clear>`, one member per
+ *   policy, `t` rounded up to a whole second. Both are Structured Field Lists (RFC 9651), as
+ *   draft-ietf-httpapi-ratelimit-headers-10 defines them.
+ * - `Retry-After`, only when the request was rejected and waiting can help: the wait in whole
+ *   delay-seconds, rounded **up** and at least 1 (RFC 9110 §10.2.3: never fractional, and 0
+ *   would invite an immediate retry that is still rejected). Absent when `retryAfter` is
+ *   `Infinity` (a cost above the limit: waiting does not help).
+ * - With `legacy: true`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`.
+ *
+ * @param result - a `RateLimitResult`, or a `GroupResult` (then one policy per limit).
+ * @param options - {@link RateLimitHeadersOptions}.
+ * @returns a new object; values are strings.
+ * @throws {RateWardenTypeError} when `options.policy` is missing or not an object (or array of
+ *   them), or a policy name is not a string.
+ * @throws {RateWardenRangeError} when a window is not a positive finite number, a name has
+ *   characters outside printable ASCII, or a group result gets a different number of policies.
+ *
+ * @example
+ * ```ts
+ * const result = await limiter.allowRequest(userId);
+ * const headers = rateLimitHeaders(result, { policy: { windowSeconds: limiter.windowSeconds } });
+ * // { 'RateLimit-Policy': '"default";q=300;w=60', RateLimit: '"default";r=299;t=60' }
+ * ```
+ */
+export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHeadersOptions): Record<string, string> {
+  if (options === null || typeof options !== 'object') throw typeError('options', 'an object with a `policy`', options);
+  const group = isGroup(result) ? result : undefined;
+  const results: readonly RateLimitResult[] = group === undefined ? [result] : group.results;
+  const policies = policiesOf(options.policy, results.length, group?.names);
+  const headers: Record<string, string> = {};
+  if (options.standard !== false) {
+    let policyField = '';
+    let limitField = '';
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i] as RateLimitResult;
+      const p = policies[i] as { name: string; window: number };
+      const name = sfString(p.name);
+      const separator = i === 0 ? '' : ', ';
+      policyField += `${separator}${name};q=${r.limit};w=${p.window}`;
+      limitField += `${separator}${name};r=${r.remaining};t=${wholeSeconds(r.resetAfter)}`;
+    }
+    headers['RateLimit-Policy'] = policyField;
+    headers.RateLimit = limitField;
+  }
+  if (!result.allowed && result.retryAfter !== Infinity) {
+    headers['Retry-After'] = String(Math.max(1, Math.ceil(result.retryAfter)));
+  }
+  if (options.legacy === true) {
+    const binding = group === undefined ? result : ((group.results[group.binding] as RateLimitResult | undefined) ?? result);
+    headers['X-RateLimit-Limit'] = String(binding.limit);
+    headers['X-RateLimit-Remaining'] = String(result.remaining);
+    headers['X-RateLimit-Reset'] = String(wholeSeconds(binding.resetAfter));
+  }
+  return headers;
+}
+
+/** An RFC 9457 problem details object for a 429 response (`application/problem+json`). */
+export interface RateLimitProblem {
+  /** A URI identifying the problem type. @default "about:blank" */
+  readonly type: string;
+  /** `"Too Many Requests"` unless given. */
+  readonly title: string;
+  /** Always 429. */
+  readonly status: 429;
+  /** A human-readable explanation, in English: how long to wait. */
+  readonly detail: string;
+  /** Seconds to wait before retrying (an extension member), as `Retry-After` says; absent when waiting cannot help. */
+  readonly retryAfter?: number;
+}
+
+/**
+ * An RFC 9457 problem details body for a rejected request: send it as JSON with status 429 and
+ * `Content-Type: application/problem+json`, beside {@link rateLimitHeaders}.
+ *
+ * @param result - the rejected result.
+ * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
+ *   `"Too Many Requests"`).
+ * @throws {RateWardenTypeError} when `type` or `title` is given and not a string.
+ */
+export function rateLimitProblem(
+  result: RateLimitResult,
+  options: { readonly type?: string; readonly title?: string } = {},
+): RateLimitProblem {
+  const type = options.type ?? 'about:blank';
+  const title = options.title ?? 'Too Many Requests';
+  if (typeof type !== 'string') throw typeError('type', 'a string (a URI)', type);
+  if (typeof title !== 'string') throw typeError('title', 'a string', title);
+  if (result.retryAfter === Infinity) {
+    return {
+      type,
+      title,
+      status: 429,
+      detail: `This request costs more than the limit of ${result.limit} allows; it can never be accepted.`,
+    };
+  }
+  const wait = Math.max(1, Math.ceil(result.retryAfter));
+  return {
+    type,
+    title,
+    status: 429,
+    detail: `Rate limit of ${result.limit} exceeded; retry in ${wait} s.`,
+    retryAfter: wait,
+  };
+}
+
+function isGroup(result: RateLimitResult): result is GroupLike {
+  return Array.isArray((result as Partial<GroupLike>).results);
+}
+
+/** Checks and normalises the policies: one per result, with names and whole-second windows. */
+function policiesOf(
+  policy: RateLimitPolicy | readonly RateLimitPolicy[] | undefined,
+  count: number,
+  names: readonly string[] | undefined,
+): { name: string; window: number }[] {
+  if (policy === null || typeof policy !== 'object') {
+    throw typeError('policy', 'a RateLimitPolicy ({ windowSeconds, name? }) or an array of them', policy);
+  }
+  const list: readonly RateLimitPolicy[] = Array.isArray(policy) ? policy : [policy as RateLimitPolicy];
+  if (list.length !== count) {
+    throw rangeError('policy', `${count} ${count === 1 ? 'policy' : 'policies'} (one per limit of the result)`, list.length);
+  }
+  return list.map((p, i) => {
+    if (p === null || typeof p !== 'object') throw typeError(`policy[${i}]`, 'a RateLimitPolicy', p);
+    const window = p.windowSeconds;
+    if (typeof window !== 'number') throw typeError(`policy[${i}].windowSeconds`, 'a positive finite number of seconds', window);
+    if (!(window > 0) || !Number.isFinite(window)) {
+      throw rangeError(`policy[${i}].windowSeconds`, 'a positive finite number of seconds', window);
+    }
+    const name = p.name ?? names?.[i] ?? 'default';
+    if (typeof name !== 'string') throw typeError(`policy[${i}].name`, 'a string of printable ASCII', name);
+    if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(`policy[${i}].name`, 'a string of printable ASCII (0x20-0x7E)', name);
+    return { name, window: Math.ceil(window) };
+  });
+}
+
+/** A Structured Field String (RFC 9651 §4.1.6): quoted, with `\` and `"` escaped. */
+function sfString(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/** Seconds rounded up to a whole non-negative integer (delta-seconds). */
+function wholeSeconds(seconds: number): number {
+  return seconds > 0 ? Math.ceil(seconds) : 0;
+}
