@@ -71,6 +71,11 @@ describe('README code blocks', () => {
     }
   });
 
+  it('fake timers test file: the README block is test/readme-fake-timers-example.test.ts, verbatim', () => {
+    const match = /<!-- fake-timers-test: [^>]*-->\n```ts\n([\s\S]*?)```/.exec(readme);
+    expect(match?.[1]).toBe(readFileSync(join(root, 'test', 'readme-fake-timers-example.test.ts'), 'utf8'));
+  });
+
   it('fake timers: a limit of 1 per 60 s, then a tick of 60 s', async () => {
     expect(await run('fake-timers', false)).toEqual(['true', '60', 'true']);
   });
