@@ -3,8 +3,16 @@ import { defineConfig } from 'tsup';
 export default defineConfig([
   {
     // The library: dual ESM/CJS with declarations, no runtime dependencies. `ratewarden/redis`
-    // shares the core's chunks (one RateLimiter class, one set of errors) in both formats.
-    entry: { index: 'src/index.ts', redis: 'src/redis/index.ts' },
+    // shares the core's chunks (one RateLimiter class, one set of errors) in both formats, and so
+    // do the framework middleware `ratewarden/express`, `/fastify` and `/fetch` (frameworks are
+    // imported for their types only: optional peer dependencies, never bundled or required).
+    entry: {
+      index: 'src/index.ts',
+      redis: 'src/redis/index.ts',
+      express: 'src/middleware/express.ts',
+      fastify: 'src/middleware/fastify.ts',
+      fetch: 'src/middleware/fetch.ts',
+    },
     format: ['esm', 'cjs'],
     splitting: true,
     external: ['node:crypto'],

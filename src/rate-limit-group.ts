@@ -150,6 +150,11 @@ export class RateLimitGroup {
     this.#stored = checked.filter((m) => typeof m.limiter.strategy.storeKey === 'function').length > 1;
   }
 
+  /** The limiters of the limits, in member order (for their windows and thresholds). */
+  get limiters(): readonly AnyLimiter[] {
+    return this.#members.map((m) => m.limiter);
+  }
+
   /** The names of the limits, in member order. */
   get names(): readonly string[] {
     return this.#members.map((m) => m.name);

@@ -1,0 +1,264 @@
+/**
+ * What the framework middleware (`ratewarden/express`, `ratewarden/fastify`, `ratewarden/fetch`)
+ * share: the options and their validation, the decision (skip, key, cost, limiter, headers),
+ * the error policy and the bodies of 429 responses.
+ *
+ * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
+ * edge runtimes. Frameworks are reached through `import type` only.
+ *
+ * @module
+ */
+import { typeError } from '../errors.js';
+import { rateLimitHeaders, rateLimitProblem, type RateLimitPolicy } from '../http-headers.js';
+import type { RateLimitGroup } from '../rate-limit-group.js';
+import type { AnyLimiter, User } from '../rate-limiter.js';
+import type { RateLimitResult } from '../strategy.js';
+
+/**
+ * The options every middleware shares, with the same names and meaning in all three; each
+ * framework adds `onRejected` (its own signature) and may default `key`.
+ *
+ * The functions receive the framework's request (`Req`): an Express `Request`, a
+ * `FastifyRequest` or a Fetch `Request`. Each may return a value or a promise of it.
+ *
+ * **Client IPs behind a proxy.** A key derived from the client address (the default in Express
+ * and Fastify) is the address of the TCP peer: behind a load balancer or reverse proxy that is
+ * the proxy, so every client would share one limit. Configure the framework to read the
+ * forwarded address only from proxies you run — Express's `app.set('trust proxy', …)`, Fastify's
+ * `trustProxy` — and never trust `X-Forwarded-For` (or `Forwarded`, `X-Real-IP`) as sent by
+ * arbitrary clients: anyone can set it to a fresh value per request and escape the limit.
+ * Prefer an authenticated identity (user id, API key) when there is one.
+ *
+ * @typeParam Req - the framework's request type.
+ */
+export interface RateLimitMiddlewareOptions<Req> {
+  /**
+   * The limit to enforce: a `RateLimiter`, or a `RateLimitGroup` (several limits, all or
+   * nothing). Required.
+   */
+  readonly limiter: AnyLimiter | RateLimitGroup;
+  /**
+   * Extracts the key the limit applies to (a user id, an API key, a client IP): a non-empty
+   * string or a `User` (`{ id }`), or a promise of one. The limiter validates it: anything else
+   * takes the error path (see {@link onError}).
+   * @default Express `req.ip`, Fastify `request.ip` (mind the proxy caveat above); **required**
+   *   for `ratewarden/fetch`, whose `Request` carries no client address.
+   */
+  readonly key?: (req: Req) => User | string | PromiseLike<User | string>;
+  /**
+   * Returns `true` (or a promise of it) to let the request through untouched: no decision, no
+   * rate-limit headers. Health checks, internal callers, allow-listed keys.
+   * @default never skips
+   */
+  readonly skip?: (req: Req) => boolean | PromiseLike<boolean>;
+  /**
+   * How many requests (cost units) this request counts as: a positive safe integer, or a
+   * promise of one. A cost above the limit's threshold is rejected without a `Retry-After`
+   * (waiting cannot help).
+   * @default 1 per request
+   */
+  readonly cost?: (req: Req) => number | PromiseLike<number>;
+  /**
+   * The quota policy advertised in `RateLimit-Policy` and `RateLimit` (names, windows in
+   * **seconds**). One policy for a `RateLimiter`; an array of one per limit, in member order,
+   * for a `RateLimitGroup` (names default to the group's names).
+   *
+   * Pass it also for a limiter with tiers (`limitFor`) whose windows differ from the limiter's.
+   * @default `{ windowSeconds: limiter.windowSeconds }` (named `"default"`) for a
+   *   `RateLimiter`; for a `RateLimitGroup`, each member limiter's window, named by the group.
+   */
+  readonly policy?: RateLimitPolicy | readonly RateLimitPolicy[];
+  /**
+   * Whether to send the IETF `RateLimit-Policy` and `RateLimit` fields, on allowed and rejected
+   * responses alike.
+   * @default true
+   */
+  readonly standardHeaders?: boolean;
+  /**
+   * Whether to also send the legacy `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+   * `X-RateLimit-Reset` (seconds, not a timestamp).
+   * @default false
+   */
+  readonly legacyHeaders?: boolean;
+  /**
+   * Called when deciding fails: `key`, `skip` or `cost` throws or rejects, the key or cost is
+   * invalid, or the limiter rejects (a store error, a strategy that throws). Return `"allow"`
+   * (or a promise of it) to let the request through without rate-limit headers (fail open);
+   * return nothing to take the framework's error path:
+   *
+   * - Express: `next(error)` (your error-handling middleware answers; Express's default is a 500).
+   * - Fastify: the hook throws the error (Fastify's error handler answers; a 500 by default).
+   * - Fetch: the returned promise rejects with the error (the framework or runtime answers:
+   *   Hono's `onError`, a Next.js 500, …).
+   *
+   * What `onError` throws takes that error path instead. Not called for errors of the route
+   * handler itself, nor of `onRejected`.
+   * @default undefined — every error takes the framework's error path
+   */
+  readonly onError?: (req: Req, error: unknown) => 'allow' | undefined | void | PromiseLike<'allow' | undefined | void>;
+}
+
+/**
+ * The names of the rate-limit header fields the middleware may send, in their usual
+ * capitalisation. For cross-origin browser clients, list them in CORS
+ * `Access-Control-Expose-Headers` (`Object.values(HeaderNames)`), or scripts cannot read them.
+ */
+export const HeaderNames = {
+  /** `RateLimit-Policy`: the quota policies (IETF draft). */
+  policy: 'RateLimit-Policy',
+  /** `RateLimit`: the remaining quota and reset time of each policy (IETF draft). */
+  rateLimit: 'RateLimit',
+  /** `Retry-After`: whole seconds to wait, on rejected responses only. */
+  retryAfter: 'Retry-After',
+  /** `X-RateLimit-Limit` (legacy). */
+  legacyLimit: 'X-RateLimit-Limit',
+  /** `X-RateLimit-Remaining` (legacy). */
+  legacyRemaining: 'X-RateLimit-Remaining',
+  /** `X-RateLimit-Reset` (legacy): seconds until the window is clear. */
+  legacyReset: 'X-RateLimit-Reset',
+} as const;
+
+/** `Content-Type` of the default 429 body (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** @internal Validated options, ready for {@link decide}. */
+export interface MiddlewareConfig<Req> {
+  readonly limiter: { allowRequest(user: User | string, options?: { cost?: number }): Promise<RateLimitResult> };
+  readonly key: (req: Req) => User | string | PromiseLike<User | string>;
+  readonly skip: ((req: Req) => boolean | PromiseLike<boolean>) | undefined;
+  readonly cost: ((req: Req) => number | PromiseLike<number>) | undefined;
+  readonly policy: RateLimitPolicy | readonly RateLimitPolicy[];
+  readonly standard: boolean;
+  readonly legacy: boolean;
+  readonly onError: RateLimitMiddlewareOptions<Req>['onError'];
+}
+
+/**
+ * @internal Validates the shared options. `defaultKey` is the framework's default extractor, or
+ * a string explaining why `key` is required.
+ * @throws {RateWardenTypeError} for an option of the wrong type, a missing `limiter` or a
+ *   missing required `key` or `policy`.
+ * @throws {RateWardenRangeError} for a policy with a bad window or name, or the wrong number of
+ *   policies.
+ */
+export function checkOptions<Req>(
+  options: RateLimitMiddlewareOptions<Req>,
+  defaultKey: ((req: Req) => User | string) | string,
+): MiddlewareConfig<Req> {
+  if (options === null || typeof options !== 'object') throw typeError('options', 'an object with a `limiter`', options);
+  const limiter = options.limiter as unknown;
+  if (
+    limiter === null ||
+    typeof limiter !== 'object' ||
+    typeof (limiter as { allowRequest?: unknown }).allowRequest !== 'function'
+  ) {
+    throw typeError('limiter', 'a RateLimiter or a RateLimitGroup', limiter);
+  }
+  let key = options.key;
+  if (key === undefined) {
+    if (typeof defaultKey === 'string') throw typeError('key', `a function (${defaultKey})`, key);
+    key = defaultKey;
+  } else if (typeof key !== 'function') {
+    throw typeError('key', 'a function', key);
+  }
+  const skip = optionalFunction('skip', options.skip);
+  const cost = optionalFunction('cost', options.cost);
+  const onError = optionalFunction('onError', options.onError);
+  const standard = optionalBoolean('standardHeaders', options.standardHeaders, true);
+  const legacy = optionalBoolean('legacyHeaders', options.legacyHeaders, false);
+
+  // A group has `names`; a limiter a `windowSeconds`.
+  const names = (limiter as { names?: unknown }).names;
+  const group = Array.isArray(names) ? (names as readonly string[]) : undefined;
+  const windowSeconds = (limiter as { windowSeconds?: unknown }).windowSeconds;
+  if (group === undefined && typeof windowSeconds !== 'number') {
+    throw typeError('limiter', 'a RateLimiter or a RateLimitGroup', limiter);
+  }
+  let policy = options.policy;
+  if (policy === undefined) {
+    policy =
+      group !== undefined
+        ? (limiter as RateLimitGroup).limiters.map((member) => ({ windowSeconds: member.windowSeconds }))
+        : { windowSeconds: windowSeconds as number };
+  }
+  // rateLimitHeaders validates policies (types, windows, names, count) with the library's
+  // messages: run it once now on a neutral result of the same shape, so that a bad policy
+  // throws at construction rather than on the first request.
+  rateLimitHeaders(sampleResult(group), { policy });
+  return {
+    limiter: limiter as MiddlewareConfig<Req>['limiter'],
+    key,
+    skip,
+    cost,
+    policy,
+    standard,
+    legacy,
+    onError,
+  };
+}
+
+/** @internal Checks that an option is a function or undefined. */
+export function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw typeError(name, 'a function or undefined', value);
+  return value;
+}
+
+function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw typeError(name, 'a boolean or undefined', value);
+  return value;
+}
+
+/** A result of the shape the limiter returns: a group result when `names` is given. */
+function sampleResult(names: readonly string[] | undefined): RateLimitResult {
+  const one: RateLimitResult = { allowed: true, remaining: 1, retryAfter: 0, limit: 1, resetAfter: 0 };
+  if (names === undefined) return one;
+  return { ...one, results: names.map(() => one), names, binding: 0 } as RateLimitResult;
+}
+
+/** @internal A decision: the result and the header fields to send with the response. */
+export interface Decision {
+  readonly result: RateLimitResult;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * @internal Decides one request: `undefined` to let it through untouched (skipped, or
+ * `onError` returned `"allow"`).
+ * @throws what deciding threw, unless `onError` allowed the request; what `onError` throws.
+ */
+export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Promise<Decision | undefined> {
+  let result: RateLimitResult;
+  try {
+    if (config.skip !== undefined && (await config.skip(req)) === true) return undefined;
+    const user = await config.key(req);
+    const cost = config.cost === undefined ? undefined : await config.cost(req);
+    result = await config.limiter.allowRequest(user, cost === undefined ? undefined : { cost });
+  } catch (error) {
+    if (config.onError !== undefined && (await config.onError(req, error)) === 'allow') return undefined;
+    throw error;
+  }
+  const headers = rateLimitHeaders(result, { policy: config.policy, standard: config.standard, legacy: config.legacy });
+  return { result, headers };
+}
+
+/** @internal A body ready to send: its text and `Content-Type`, or no body. */
+export interface EncodedBody {
+  readonly body: string | undefined;
+  readonly contentType: string | undefined;
+}
+
+/** @internal The default 429 body: an RFC 9457 problem, as `application/problem+json`. */
+export function problemBody(result: RateLimitResult): EncodedBody {
+  return { body: JSON.stringify(rateLimitProblem(result)), contentType: PROBLEM_CONTENT_TYPE };
+}
+
+/**
+ * @internal Encodes what `onRejected` returned: `undefined` or `null` → no body; a string →
+ * `text/plain; charset=utf-8`; anything else → JSON (`application/json`).
+ */
+export function encodeBody(value: unknown): EncodedBody {
+  if (value === undefined || value === null) return { body: undefined, contentType: undefined };
+  if (typeof value === 'string') return { body: value, contentType: 'text/plain; charset=utf-8' };
+  return { body: JSON.stringify(value), contentType: 'application/json' };
+}

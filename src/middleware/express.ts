@@ -1,0 +1,130 @@
+/**
+ * `ratewarden/express`: rate-limiting middleware for Express (4 and 5).
+ *
+ * Express is an optional peer dependency, used for its types only: this module never imports
+ * it at run time.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { RateLimiter } from 'ratewarden';
+ * import { expressRateLimit } from 'ratewarden/express';
+ *
+ * const app = express();
+ * app.set('trust proxy', 1); // behind one reverse proxy: req.ip is the client's address
+ * app.use(expressRateLimit({ limiter: new RateLimiter({ threshold: 100, windowSeconds: 60 }) }));
+ * ```
+ *
+ * @module ratewarden/express
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { typeError } from '../errors.js';
+import type { RateLimitResult } from '../strategy.js';
+import {
+  checkOptions,
+  decide,
+  encodeBody,
+  optionalFunction,
+  problemBody,
+  type EncodedBody,
+  type RateLimitMiddlewareOptions,
+} from './common.js';
+
+export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
+export type { RateLimitMiddlewareOptions } from './common.js';
+
+/** Options of {@link expressRateLimit}: the shared options, plus `onRejected`. */
+export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request> {
+  /**
+   * Builds the response to a rejected request. Called with the status already set to 429 and
+   * the rate-limit headers (with `Retry-After`) already set on `res`; the route handler is not
+   * called. Return (or resolve to):
+   *
+   * - a string: sent as `text/plain; charset=utf-8`;
+   * - another value (an object, an array, a number…): sent as JSON (`application/json`);
+   * - `undefined` or `null`: an empty 429;
+   * - `res` itself, or anything once `res` has been sent (`res.status(503).json(…)`): you
+   *   responded yourself.
+   *
+   * A `Content-Type` set on `res` by the hook is kept. If it throws or rejects, the error goes
+   * to `next(error)`.
+   * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json`
+   */
+  readonly onRejected?: (req: Request, result: RateLimitResult, res: Response) => unknown;
+}
+
+/**
+ * Creates an Express middleware that decides each request with `options.limiter`.
+ *
+ * - **Skipped** (`skip` returned `true`): calls `next()`, no headers.
+ * - **Allowed**: sets `RateLimit-Policy` and `RateLimit` (and the legacy `X-RateLimit-*` with
+ *   `legacyHeaders`) on `res`, then calls `next()`; the route's response carries them.
+ * - **Rejected**: answers 429 with the headers and `Retry-After` (whole seconds, at least 1;
+ *   absent when the cost exceeds the limit) and, by default, an RFC 9457 problem body
+ *   (`application/problem+json`). The route handler never runs.
+ * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
+ *   may allow the request; otherwise the error goes to **`next(error)`**, to your
+ *   error-handling middleware (Express answers 500 by default).
+ *
+ * The key defaults to `req.ip`. Behind a reverse proxy or load balancer, `req.ip` is the
+ * proxy's address (one limit for everyone) unless Express's `trust proxy` setting names the
+ * proxies you run (`app.set('trust proxy', 1)` for one hop, or their addresses); never trust
+ * `X-Forwarded-For` from arbitrary clients, who can rotate it to escape the limit.
+ *
+ * @param options - {@link ExpressRateLimitOptions}; `limiter` is required.
+ * @returns a `RequestHandler` for `app.use(…)` or a route.
+ * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
+ *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
+ *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
+ *   not a policy or array of them, or `policy` is missing for a group.
+ * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
+ *   finite number of seconds, its name is not printable ASCII, or a group gets a different
+ *   number of policies than it has limits.
+ */
+export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandler {
+  const config = checkOptions<Request>(options, clientAddress);
+  const onRejected = optionalFunction('onRejected', options.onRejected);
+
+  /** Resolves to whether to call `next()`. */
+  const handle = async (req: Request, res: Response): Promise<boolean> => {
+    const decision = await decide(config, req);
+    if (decision === undefined) return true;
+    const { result, headers } = decision;
+    if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name] as string);
+    if (result.allowed) return true;
+    res.status(429);
+    let encoded: EncodedBody;
+    if (onRejected === undefined) {
+      encoded = problemBody(result);
+    } else {
+      const returned = await onRejected(req, result, res);
+      if (returned === res || res.headersSent) return false;
+      encoded = encodeBody(returned);
+    }
+    if (encoded.contentType !== undefined && !res.hasHeader('Content-Type')) {
+      res.setHeader('Content-Type', encoded.contentType);
+    }
+    res.end(encoded.body);
+    return false;
+  };
+
+  return (req, res, next) => {
+    handle(req, res).then(
+      (proceed) => {
+        if (proceed) next();
+      },
+      (error: unknown) => {
+        next(error);
+      },
+    );
+  };
+}
+
+/** The default key: the client address Express derived (mind `trust proxy`). */
+function clientAddress(req: Request): string {
+  const ip = req.ip;
+  if (typeof ip !== 'string' || ip.length === 0) {
+    throw typeError('req.ip', 'a client address (the default `key`; the connection may be closed)', ip);
+  }
+  return ip;
+}

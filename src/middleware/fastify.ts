@@ -1,0 +1,123 @@
+/**
+ * `ratewarden/fastify`: a rate-limiting `onRequest` hook for Fastify (4 and 5).
+ *
+ * Fastify is an optional peer dependency, used for its types only: this module never imports
+ * it at run time.
+ *
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import { RateLimiter } from 'ratewarden';
+ * import { fastifyRateLimit } from 'ratewarden/fastify';
+ *
+ * const app = Fastify({ trustProxy: '10.0.0.0/8' }); // behind your proxies, in 10.0.0.0/8
+ * app.addHook('onRequest', fastifyRateLimit({ limiter: new RateLimiter({ threshold: 100, windowSeconds: 60 }) }));
+ * ```
+ *
+ * @module ratewarden/fastify
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitResult } from '../strategy.js';
+import {
+  checkOptions,
+  decide,
+  encodeBody,
+  optionalFunction,
+  problemBody,
+  type EncodedBody,
+  type RateLimitMiddlewareOptions,
+} from './common.js';
+
+export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
+export type { RateLimitMiddlewareOptions } from './common.js';
+
+/** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected`. */
+export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest> {
+  /**
+   * Builds the response to a rejected request. Called with the status already set to 429 and
+   * the rate-limit headers (with `Retry-After`) already set on `reply`; the route handler is
+   * not called. Return (or resolve to):
+   *
+   * - a string: sent as `text/plain; charset=utf-8`;
+   * - another value (an object, an array, a number…): sent as JSON (`application/json`;
+   *   Fastify appends `; charset=utf-8`, as to every JSON type);
+   * - `undefined` or `null`: an empty 429;
+   * - `reply` itself (`return reply.code(503).send(…)`): you responded yourself. Return it:
+   *   with asynchronous `onSend` hooks, `reply.sent` is not yet true when the hook returns.
+   *
+   * A `Content-Type` set on `reply` by the hook is kept. If it throws or rejects, the hook
+   * throws that error (Fastify's error handler answers).
+   * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json` (with
+   *   Fastify's `; charset=utf-8`)
+   */
+  readonly onRejected?: (request: FastifyRequest, result: RateLimitResult, reply: FastifyReply) => unknown;
+}
+
+/**
+ * The hook {@link fastifyRateLimit} returns: an async Fastify `onRequest` (or `preHandler`)
+ * hook. When it answers the request itself (a 429) it returns `reply` (a thenable: the promise
+ * settles once the response is sent), as Fastify requires of async hooks that reply early.
+ */
+export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/**
+ * Creates an async Fastify hook that decides each request with `options.limiter`. Register it
+ * for every route with `app.addHook('onRequest', hook)` (in a plugin, for that plugin's
+ * routes), or for one route with its `onRequest: hook` option. In `onRequest` the body is not
+ * parsed yet: when `key`, `skip` or `cost` need it, register the hook as `preHandler` instead.
+ *
+ * - **Skipped** (`skip` returned `true`): goes on, no headers.
+ * - **Allowed**: sets `RateLimit-Policy` and `RateLimit` (and the legacy `X-RateLimit-*` with
+ *   `legacyHeaders`) on `reply`, then goes on; the route's response carries them.
+ * - **Rejected**: answers 429 with the headers and `Retry-After` (whole seconds, at least 1;
+ *   absent when the cost exceeds the limit) and, by default, an RFC 9457 problem body
+ *   (`application/problem+json; charset=utf-8`); the hook resolves to `reply`, so the route
+ *   handler never runs.
+ * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
+ *   may allow the request; otherwise **the hook rejects with the error** and Fastify's error
+ *   handler answers (`setErrorHandler`; a 500 by default).
+ *
+ * The key defaults to `request.ip`. Behind a reverse proxy or load balancer, `request.ip` is
+ * the proxy's address (one limit for everyone) unless Fastify's `trustProxy` option names the
+ * proxies you run (their addresses or subnets, such as `trustProxy: '10.0.0.0/8'`, or the
+ * number of hops); never trust `X-Forwarded-For` from arbitrary clients, who can rotate it to
+ * escape the limit.
+ *
+ * @param options - {@link FastifyRateLimitOptions}; `limiter` is required.
+ * @returns a {@link FastifyRateLimitHook}.
+ * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
+ *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
+ *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
+ *   not a policy or array of them, or `policy` is missing for a group.
+ * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
+ *   finite number of seconds, its name is not printable ASCII, or a group gets a different
+ *   number of policies than it has limits.
+ */
+export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateLimitHook {
+  const config = checkOptions<FastifyRequest>(options, (request) => request.ip);
+  const onRejected = optionalFunction('onRejected', options.onRejected);
+
+  return async (request, reply) => {
+    const decision = await decide(config, request);
+    if (decision === undefined) return undefined;
+    const { result, headers } = decision;
+    reply.headers(headers);
+    if (result.allowed) return undefined;
+    reply.code(429);
+    let encoded: EncodedBody;
+    if (onRejected === undefined) {
+      encoded = problemBody(result);
+    } else {
+      const returned = await onRejected(request, result, reply);
+      if (returned === reply || reply.sent) return reply;
+      encoded = encodeBody(returned);
+    }
+    if (encoded.contentType !== undefined && !reply.hasHeader('content-type')) {
+      reply.header('content-type', encoded.contentType);
+    }
+    // Fastify appends `; charset=utf-8` to JSON types, as for all its JSON responses. Resolving
+    // to `reply` tells Fastify the request is answered, even before `reply.sent` turns true
+    // (asynchronous onSend hooks).
+    return reply.send(encoded.body);
+  };
+}

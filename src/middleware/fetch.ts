@@ -1,0 +1,213 @@
+/**
+ * `ratewarden/fetch`: rate limiting for Fetch API handlers (`Request` → `Response`): Hono,
+ * Next.js route handlers, Bun, Deno, Cloudflare Workers and other edge runtimes. No `node:`
+ * imports and no dependencies.
+ *
+ * @example
+ * ```ts
+ * import { RateLimiter } from 'ratewarden';
+ * import { withRateLimit } from 'ratewarden/fetch';
+ *
+ * const limiter = new RateLimiter({ threshold: 100, windowSeconds: 60 });
+ * export default {
+ *   fetch: withRateLimit(async () => new Response('hello'), {
+ *     limiter,
+ *     key: (request) => request.headers.get('x-api-key') ?? 'anonymous',
+ *   }),
+ * };
+ * ```
+ *
+ * @module ratewarden/fetch
+ */
+import { typeError } from '../errors.js';
+import type { User } from '../rate-limiter.js';
+import type { RateLimitResult } from '../strategy.js';
+import {
+  checkOptions,
+  decide,
+  encodeBody,
+  optionalFunction,
+  problemBody,
+  type EncodedBody,
+  type MiddlewareConfig,
+  type RateLimitMiddlewareOptions,
+} from './common.js';
+
+export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
+export type { RateLimitMiddlewareOptions } from './common.js';
+
+/** Options of {@link withRateLimit} and {@link checkRateLimit}: the shared options with `key` required, plus `onRejected`. */
+export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Request> {
+  /**
+   * Extracts the key the limit applies to: a non-empty string or a `User`, or a promise of
+   * one. **Required**: a Fetch `Request` carries no client address. Use an authenticated
+   * identity (a user id, an API key), or the client address as your platform reports it from
+   * a source clients cannot forge — Cloudflare's `CF-Connecting-IP`, Deno's
+   * `ServeHandlerInfo.remoteAddr`, Bun's `server.requestIP(request)`, or an `X-Forwarded-For`
+   * entry appended by a proxy you run (the **rightmost** entry your own proxy added, never the
+   * leftmost one, which any client can set to a fresh value per request).
+   */
+  readonly key: (request: Request) => User | string | PromiseLike<User | string>;
+  /**
+   * Builds the response to a rejected request; the handler is not called. Return (or resolve
+   * to):
+   *
+   * - a `Response`: sent with its own status; the rate-limit headers (with `Retry-After`) are
+   *   added where it does not set them already;
+   * - a string: a 429 with `text/plain; charset=utf-8`;
+   * - another value (an object, an array, a number…): a 429 with JSON (`application/json`);
+   * - `undefined` or `null`: an empty 429.
+   *
+   * If it throws or rejects, the error propagates (as a rejection of the returned promise).
+   * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json`, status 429
+   */
+  readonly onRejected?: (request: Request, result: RateLimitResult) => unknown;
+}
+
+/** The outcome of {@link checkRateLimit}. */
+export interface RateLimitCheck {
+  /**
+   * The limiter's decision (a `GroupResult` for a group); `undefined` when the request was
+   * skipped (`skip`) or let through by `onError`.
+   */
+  readonly result: RateLimitResult | undefined;
+  /**
+   * The header fields to send: `RateLimit-Policy` and `RateLimit` (with `standardHeaders`),
+   * `Retry-After` when rejected, `X-RateLimit-*` with `legacyHeaders`. Empty when `result` is
+   * `undefined`. A new object: add them to your response.
+   */
+  readonly headers: Record<string, string>;
+  /** The response to send when the request was rejected (see `onRejected`); `undefined` when it may go on. */
+  readonly response: Response | undefined;
+}
+
+/** A Fetch handler: a `Request` (and whatever the platform passes after it) to a `Response`. */
+export type FetchHandler<Args extends unknown[] = []> = (request: Request, ...rest: Args) => Response | PromiseLike<Response>;
+
+interface FetchConfig {
+  readonly config: MiddlewareConfig<Request>;
+  readonly onRejected: ((request: Request, result: RateLimitResult) => unknown) | undefined;
+}
+
+/** Validated options, by the options object (treat options as immutable). */
+const configs = new WeakMap<object, FetchConfig>();
+
+/** Validates `options` once per options object. */
+function configOf(options: FetchRateLimitOptions): FetchConfig {
+  if (options !== null && typeof options === 'object') {
+    const cached = configs.get(options);
+    if (cached !== undefined) return cached;
+  }
+  const config = checkOptions<Request>(
+    options,
+    'a Fetch Request carries no client address: derive the key from an identity or a trusted platform address',
+  );
+  const fetchConfig = { config, onRejected: optionalFunction('onRejected', options.onRejected) };
+  configs.set(options, fetchConfig);
+  return fetchConfig;
+}
+
+/**
+ * Decides one request with `options.limiter`, for frameworks and runtimes where wrapping the
+ * handler does not fit (a Hono middleware, a Next.js `middleware.ts`): send `response` when it
+ * is set, otherwise go on and add `headers` to your response.
+ *
+ * Options are validated on the first call with a given options object and cached by its
+ * identity: create the options once, not per request.
+ *
+ * @param request - the incoming request.
+ * @param options - {@link FetchRateLimitOptions}; `limiter` and `key` are required.
+ * @returns a promise of the {@link RateLimitCheck}.
+ * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for
+ *   invalid options (as {@link withRateLimit} throws them); and, when deciding fails (`key`,
+ *   `skip` or `cost` throws, the limiter rejects — a store error) and `onError` does not
+ *   return `"allow"`, with that error.
+ */
+export async function checkRateLimit(request: Request, options: FetchRateLimitOptions): Promise<RateLimitCheck> {
+  return check(configOf(options), request);
+}
+
+async function check({ config, onRejected }: FetchConfig, request: Request): Promise<RateLimitCheck> {
+  const decision = await decide(config, request);
+  if (decision === undefined) return { result: undefined, headers: {}, response: undefined };
+  const { result, headers } = decision;
+  if (result.allowed) return { result, headers, response: undefined };
+  let encoded: EncodedBody;
+  if (onRejected === undefined) {
+    encoded = problemBody(result);
+  } else {
+    const returned = await onRejected(request, result);
+    if (returned instanceof Response) return { result, headers, response: withHeaders(returned, headers) };
+    encoded = encodeBody(returned);
+  }
+  const responseHeaders = new Headers(headers);
+  if (encoded.contentType !== undefined) responseHeaders.set('Content-Type', encoded.contentType);
+  return { result, headers, response: new Response(encoded.body ?? null, { status: 429, headers: responseHeaders }) };
+}
+
+/**
+ * Wraps a Fetch handler with a rate limit: the returned handler decides each request with
+ * `options.limiter` before calling `handler`.
+ *
+ * - **Skipped** (`skip` returned `true`): calls `handler`, adds no headers.
+ * - **Allowed**: calls `handler` and adds `RateLimit-Policy` and `RateLimit` (and the legacy
+ *   `X-RateLimit-*` with `legacyHeaders`) to its response, where it does not set them itself
+ *   (a response with immutable headers is copied).
+ * - **Rejected**: returns the 429 (see `onRejected`) with the headers and `Retry-After` (whole
+ *   seconds, at least 1; absent when the cost exceeds the limit); `handler` is not called.
+ * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
+ *   may allow the request; otherwise **the returned promise rejects with the error** (no 500 is
+ *   made up here: the framework or runtime answers it — Hono's `onError`, Next.js's error page,
+ *   `Deno.serve`'s `onError`…). Errors of `handler` propagate unchanged.
+ *
+ * @param handler - the handler to protect; extra arguments (a Worker's `env` and `ctx`, a
+ *   Next.js route's `context`) are passed through.
+ * @param options - {@link FetchRateLimitOptions}; `limiter` and `key` are required.
+ * @returns the wrapped handler, `(request, ...rest) => Promise<Response>`.
+ * @throws {RateWardenTypeError} (a `TypeError`) when `handler` is not a function, `options` is
+ *   not an object, `limiter` is not a RateLimiter or RateLimitGroup, **`key` is missing** or not
+ *   a function, another function option (`skip`, `cost`, `onRejected`, `onError`) is not a
+ *   function, a header option is not a boolean, `policy` is not a policy or array of them, or
+ *   `policy` is missing for a group.
+ * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
+ *   finite number of seconds, its name is not printable ASCII, or a group gets a different
+ *   number of policies than it has limits.
+ */
+export function withRateLimit<Args extends unknown[]>(
+  handler: FetchHandler<Args>,
+  options: FetchRateLimitOptions,
+): (request: Request, ...rest: Args) => Promise<Response> {
+  // Options first: a missing `key` is the likelier mistake, and its message the more useful.
+  const fetchConfig = configOf(options);
+  if (typeof handler !== 'function') throw typeError('handler', 'a function', handler);
+  return async (request, ...rest) => {
+    const { headers, response } = await check(fetchConfig, request);
+    if (response !== undefined) return response;
+    return withHeaders(await handler(request, ...rest), headers);
+  };
+}
+
+/**
+ * Adds `headers` to `response` where it does not set them already. Responses with immutable
+ * headers (from `fetch()`, `Response.redirect()`) are copied; one that cannot be copied (an
+ * error response) is returned unchanged.
+ */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  const missing = Object.keys(headers).filter((name) => !response.headers.has(name));
+  if (missing.length === 0) return response;
+  try {
+    for (const name of missing) response.headers.set(name, headers[name] as string);
+    return response;
+  } catch {
+    // Immutable headers: copy the response.
+  }
+  let copy: Response;
+  try {
+    const { status, statusText } = response;
+    copy = new Response(response.body, { status, statusText, headers: response.headers });
+  } catch {
+    return response;
+  }
+  for (const name of missing) copy.headers.set(name, headers[name] as string);
+  return copy;
+}
