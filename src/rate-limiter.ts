@@ -8,9 +8,31 @@ import {
   rangeError,
   typeError,
 } from './errors.js';
+import {
+  reportUncaught,
+  withListener,
+  withoutListener,
+  type DecisionListener,
+  type ListenerErrorListener,
+  type RateLimiterEvents,
+  type RateLimiterStats,
+  type SweepInfo,
+  type SweepListener,
+} from './events.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { SlidingWindowLog } from './strategies/sliding-window-log.js';
 import type { Limit, RateLimitResult, RateLimitStrategy } from './strategy.js';
+import {
+  delayMs,
+  enqueue,
+  neverAllowed,
+  unlink,
+  waitOptions,
+  waitTooLong,
+  type WaitOptions,
+  type WaitQueue,
+  type Waiter,
+} from './wait.js';
 
 /** A client of the limited resource. Only `id` is used: it is the key the limit applies to. */
 export interface User {
@@ -212,6 +234,22 @@ export class RateLimiter<State = unknown> {
   readonly #mutex = new KeyedMutex();
   /** The latest clock reading used: the limiter's time never runs backwards. */
   #latest = -Infinity;
+  /** Counters of {@link stats}: plain integers, one increment per decision. */
+  #allowed = 0;
+  #rejected = 0;
+  #sweeps = 0;
+  /** Keys dropped by cleanUp() (the automatic sweep's are in #swept). */
+  #cleanedKeys = 0;
+  /** Keys dropped by the automatic sweep's current pass. */
+  #passSwept = 0;
+  #evicted = 0;
+  /** Listeners (copy-on-write lists, `undefined` when empty: the hot path checks only that). */
+  #onDecision: readonly DecisionListener[] | undefined;
+  #onSweep: readonly SweepListener[] | undefined;
+  #onError: readonly ListenerErrorListener[] | undefined;
+  /** Callers of waitForSlot, by key, first come first served. */
+  readonly #waits = new Map<string, WaitQueue>();
+  #waiting = 0;
 
   /**
    * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, an option has
@@ -317,11 +355,10 @@ export class RateLimiter<State = unknown> {
     try {
       const key = keyOf(user);
       const cost = costOf(options);
-      if (this.#synchronous) return Promise.resolve(this.#decide(user, key, cost) as RateLimitResult);
-      // An external strategy decides atomically in its store (one script per decision): a lock
-      // here would only queue this process's decisions on a key one round trip apart.
-      if (this.#external) return Promise.resolve(this.#decide(user, key, cost));
-      return this.#mutex.runExclusive(key, () => this.#decide(user, key, cost));
+      if (this.#synchronous) {
+        return Promise.resolve(this.#observe(key, cost, this.#decide(user, key, cost) as RateLimitResult));
+      }
+      return this.#request(user, key, cost);
     } catch (error) {
       // Bad input, a failing clock or synchronous strategy, or `this` not a RateLimiter.
       return Promise.reject(error);
@@ -341,12 +378,20 @@ export class RateLimiter<State = unknown> {
       // The common case, kept small so that V8 inlines it: a tracked key, cost 1, no tiers.
       const now = this.#now();
       const state = this.#states.get(user);
-      if (state !== undefined) return this.#strategy.consume(user, state, now, 1, this.#limit) as RateLimitResult;
-      return this.#decideAt(user, 1, this.#limit, now) as RateLimitResult;
+      const result = (
+        state !== undefined
+          ? this.#strategy.consume(user, state, now, 1, this.#limit)
+          : this.#decideAt(user, 1, this.#limit, now)
+      ) as RateLimitResult;
+      // Observability: one increment, and a field check while nobody listens.
+      if (result.allowed) this.#allowed++;
+      else this.#rejected++;
+      if (this.#onDecision !== undefined) this.#emitDecision(user, result, 1);
+      return result;
     }
     const key = keyOf(user);
     const cost = costOf(options);
-    return this.#decide(user, key, cost) as RateLimitResult;
+    return this.#observe(key, cost, this.#decide(user, key, cost) as RateLimitResult);
   }
 
   /**
@@ -381,8 +426,125 @@ export class RateLimiter<State = unknown> {
   }
 
   /**
+   * Waits until a request by `user` is allowed, then resolves with its result (`allowed: true`,
+   * recorded): for **outbound** throttling, where the limited resource is someone else's API and
+   * the caller would rather wait its turn than be turned away.
+   *
+   * A request allowed now resolves at once (in a microtask). Otherwise the caller waits
+   * `retryAfter` seconds (a `setTimeout`, looked up on the global object at each call, so that
+   * fake timers apply; the limiter's own time, its `clock`, decides), tries again, and so on until
+   * allowed. The timer is not `unref()`ed: a wait keeps a Node process alive, as a pending
+   * `fetch` would.
+   *
+   * **Fairness.** The waiters of one key are served in arrival order (FIFO): only the first one
+   * tries for a slot; when it gets one, gives up or is aborted, the next one tries at once. A
+   * later waiter never overtakes an earlier one, not even with a smaller `cost` (a large request
+   * is not starved by small ones). Waiters of different keys never wait for each other. Calls of
+   * {@link allowRequest} and {@link allowRequestSync} do not queue: they take whatever slot is
+   * free when they are decided, ahead of waiters.
+   *
+   * **Cancellation.** An `AbortSignal` ends the wait: the promise rejects with `signal.reason`,
+   * the waiter leaves the queue (the next one tries at once), its timer and listener are
+   * removed, and an aborted waiter consumes nothing. With an asynchronous strategy, an attempt
+   * already sent to the store when the signal aborts completes there: if it is allowed, that unit
+   * is recorded (the promise has rejected all the same). Peers: limiter's `removeTokens` takes no
+   * signal (its open issue #33, "cancel removeTokens()"), nor does rate-limiter-flexible's
+   * `RateLimiterQueue.removeTokens`; bottleneck can only drop every waiting job at once
+   * (`stop({ dropWaitingJobs })`; its issue #60); p-queue takes a per-task `signal`, but throttles
+   * a whole queue, not per key. Go's `rate.Limiter.Wait(ctx)` is the model
+   * here: it returns when the context is cancelled, and at once when the wait would outlast the
+   * context's deadline, as `maxWaitSeconds` does.
+   *
+   * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
+   * @param options - {@link WaitOptions}: `signal` (default none), `maxWaitSeconds` (in
+   *   **seconds**, default `Infinity`), `cost` (default 1).
+   * @returns a promise of the {@link RateLimitResult} of the attempt that was allowed.
+   * @throws never synchronously. The promise rejects with
+   *   - `signal.reason` when the signal aborts (or had aborted at the call);
+   *   - a {@link RateWardenWaitError} (a `RangeError`, code `ERR_RATEWARDEN_WAIT_TOO_LONG`) at
+   *     once, without waiting, when `cost` exceeds the limit's threshold (its `retryAfter` is
+   *     `Infinity`), or as soon as the limiter can tell from `retryAfter` that the slot comes
+   *     later than `maxWaitSeconds` after the call (for a waiter queued behind others, when the
+   *     first of them is due later than that);
+   *   - a `TypeError` / `RangeError` naming the option for an invalid `user`, `cost`, `signal`
+   *     or `maxWaitSeconds`;
+   *   - whatever a decision rejects with ({@link allowRequest}): a failing strategy or clock
+   *     (the next waiter then tries).
+   *
+   * @example
+   * ```ts
+   * const github = new RateLimiter({ threshold: 5_000, windowSeconds: 3_600 });
+   * await github.waitForSlot('token-1', { signal: AbortSignal.timeout(5_000) });
+   * const response = await fetch(url);
+   * ```
+   */
+  waitForSlot(user: User | string, options?: WaitOptions): Promise<RateLimitResult> {
+    try {
+      const key = keyOf(user);
+      const { cost, signal, maxWaitSeconds } = waitOptions(options);
+      if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+      const limit = this.#limitOf(user, key);
+      if (cost > limit.threshold) return Promise.reject(neverAllowed(maxWaitSeconds, limit, cost));
+      let queue = this.#waits.get(key);
+      let deadline = Infinity;
+      if (maxWaitSeconds !== Infinity) {
+        const now = this.#nowFor(limit);
+        deadline = now + maxWaitSeconds * 1000;
+        if (queue !== undefined && queue.retryAt > deadline + WAIT_EPSILON_MS) {
+          // Queued behind a waiter due later than the deadline: no slot in time.
+          let ahead = 0;
+          for (let w = queue.head; w !== undefined; w = w.next) ahead++;
+          return Promise.reject(waitTooLong((queue.retryAt - now) / 1000, maxWaitSeconds, limit, cost, ahead));
+        }
+      }
+      return new Promise<RateLimitResult>((resolve, reject) => {
+        const waiter: Waiter = {
+          user,
+          cost,
+          limit,
+          deadline,
+          maxWaitSeconds,
+          signal,
+          resolve,
+          reject,
+          onAbort: undefined,
+          settled: false,
+          prev: undefined,
+          next: undefined,
+        };
+        const fresh = queue === undefined;
+        if (queue === undefined) {
+          queue = { head: undefined, tail: undefined, timer: undefined, retryAt: -Infinity, busy: false };
+          this.#waits.set(key, queue);
+        }
+        const mine = queue;
+        enqueue(mine, waiter);
+        this.#waiting++;
+        if (signal !== undefined) {
+          const onAbort = (): void => {
+            const head = mine.head === waiter;
+            this.#settleWaiter(mine, waiter, false, signal.reason);
+            if (head && !mine.busy) {
+              // The next waiter tries now (it may ask for less than the aborted one).
+              if (mine.timer !== undefined) clearTimeout(mine.timer);
+              mine.timer = undefined;
+              this.#pump(key, mine);
+            }
+          };
+          waiter.onAbort = onAbort;
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+        if (fresh || (mine.head === waiter && !mine.busy)) this.#pump(key, mine);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
    * Forgets `user`'s state now: its next request is decided as a first request. A decision
    * already in flight for the key (asynchronous strategies) completes on the state it had read.
+   * A {@link waitForSlot} caller waiting for the key's next slot tries again at once.
    *
    * @returns whether the key was tracked.
    * @throws {RateWardenTypeError} / {@link RateWardenRangeError} for an invalid `user`.
@@ -390,7 +552,15 @@ export class RateLimiter<State = unknown> {
   reset(user: User | string): boolean {
     const key = keyOf(user);
     this.#keyLimits.delete(key);
-    return this.#states.delete(key);
+    const tracked = this.#states.delete(key);
+    // A waiter for the key's next slot need not wait for it any longer: it tries again now.
+    const queue = this.#waits.get(key);
+    if (queue !== undefined && queue.timer !== undefined) {
+      clearTimeout(queue.timer);
+      queue.timer = undefined;
+      this.#pump(key, queue);
+    }
+    return tracked;
   }
 
   /**
@@ -416,21 +586,29 @@ export class RateLimiter<State = unknown> {
     const tiered = keyLimits.size > 0;
     // Only asynchronous strategies hold locks across a decision.
     const locking = !this.#synchronous && mutex.size > 0;
-    // forEach, not for-of: no [key, value] array allocated per key.
-    states.forEach((state, key) => {
-      if (locking && mutex.isLocked(key)) return;
-      if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
-        states.delete(key);
-        if (tiered) keyLimits.delete(key);
-        dropped++;
-      }
-    });
+    try {
+      // forEach, not for-of: no [key, value] array allocated per key.
+      states.forEach((state, key) => {
+        if (locking && mutex.isLocked(key)) return;
+        if (strategy.sweep(state, now, tiered ? (keyLimits.get(key) ?? limit) : limit)) {
+          states.delete(key);
+          if (tiered) keyLimits.delete(key);
+          dropped++;
+        }
+      });
+    } finally {
+      // Keys dropped before a strategy failed are dropped all the same.
+      this.#cleanedKeys += dropped;
+    }
+    this.#sweeps++;
+    if (this.#onSweep !== undefined) this.#emitSweep({ dropped, automatic: false, keys: states.size });
     return dropped;
   }
 
   /**
    * Stops the automatic sweep, if any (see `sweepIntervalSeconds`). Decisions keep working; only
-   * the timers stop. Safe to call more than once.
+   * the timers stop. Safe to call more than once. Callers of {@link waitForSlot} keep waiting
+   * (end their waits with their signals).
    */
   close(): void {
     if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
@@ -453,12 +631,293 @@ export class RateLimiter<State = unknown> {
     return this.#swept;
   }
 
+  /**
+   * The limiter's counters, as a fresh plain object (a snapshot): decisions `allowed` and
+   * `rejected`, `keys` tracked now, `sweeps` completed and `sweptKeys` dropped by them,
+   * `evictedKeys` forgotten under `maxKeys`, callers `waiting` in {@link waitForSlot}. See
+   * {@link RateLimiterStats}.
+   *
+   * Always on, and cheap enough to leave on: a decision costs one integer increment more; the
+   * snapshot is built only when asked for. Poll it for metrics (a Prometheus scrape, a log line
+   * a minute), and take differences between snapshots for rates.
+   */
+  stats(): RateLimiterStats {
+    return {
+      allowed: this.#allowed,
+      rejected: this.#rejected,
+      keys: this.#states.size,
+      sweeps: this.#sweeps,
+      sweptKeys: this.#cleanedKeys + this.#swept,
+      evictedKeys: this.#evicted,
+      waiting: this.#waiting,
+    };
+  }
+
+  /**
+   * Listens to the limiter's events (see {@link RateLimiterEvents}):
+   * - `'decision'`: `(key, result, cost)`, after each decision counted in {@link stats}, in the
+   *   order of the decisions of a key, synchronously, before the caller gets the result;
+   * - `'sweep'`: `({ dropped, automatic, keys })`, after each `cleanUp()` and each full pass of
+   *   the automatic sweep;
+   * - `'error'`: `(error)`, with what a `decision` or `sweep` listener threw.
+   *
+   * While no `decision` listener is registered, deciding costs one check of a field more; with
+   * listeners, it costs their calls. Keep listeners cheap: they run inside every decision (with
+   * an asynchronous strategy, while the key's lock is held). A listener added twice is called
+   * once. Listeners added or removed while an event is delivered apply from the next event.
+   *
+   * **A listener that throws** never changes the decision: the request stays allowed and
+   * recorded (or rejected), the caller gets its result, and the other listeners are still
+   * called. The error goes to the `error` listeners, or, when there are none, is rethrown in a
+   * microtask, where the host reports it as uncaught (Node's `uncaughtException`, the browser's
+   * `error` event), as `EventTarget` and `node:diagnostics_channel` do: a bug in a metrics hook
+   * is surfaced, never swallowed, and never becomes the caller's error. What an `error` listener
+   * throws is reported as uncaught the same way.
+   *
+   * @param event - `'decision'`, `'sweep'` or `'error'`.
+   * @param listener - the function to call.
+   * @returns a function that removes the listener (as {@link off}); calling it again does nothing.
+   * @throws {RateWardenTypeError} when `listener` is not a function or `event` not a string.
+   * @throws {RateWardenRangeError} when `event` is not one of the three names.
+   *
+   * @example
+   * ```ts
+   * const stop = limiter.on('decision', (key, result) => {
+   *   if (!result.allowed) rejections.inc({ key });
+   * });
+   * // later
+   * stop();
+   * ```
+   */
+  on<E extends keyof RateLimiterEvents>(event: E, listener: RateLimiterEvents[E]): () => void {
+    if (typeof listener !== 'function') throw typeError('listener', 'a function', listener);
+    switch (checkEvent(event)) {
+      case 'decision':
+        this.#onDecision = withListener(this.#onDecision, listener as DecisionListener);
+        break;
+      case 'sweep':
+        this.#onSweep = withListener(this.#onSweep, listener as SweepListener);
+        break;
+      case 'error':
+        this.#onError = withListener(this.#onError, listener as ListenerErrorListener);
+        break;
+    }
+    let registered = true;
+    return () => {
+      if (registered) {
+        registered = false;
+        this.off(event, listener);
+      }
+    };
+  }
+
+  /**
+   * Removes a listener added by {@link on}.
+   * @returns whether it was registered.
+   * @throws as {@link on}.
+   */
+  off<E extends keyof RateLimiterEvents>(event: E, listener: RateLimiterEvents[E]): boolean {
+    if (typeof listener !== 'function') throw typeError('listener', 'a function', listener);
+    switch (checkEvent(event)) {
+      case 'decision': {
+        const before = this.#onDecision;
+        this.#onDecision = withoutListener(before, listener as DecisionListener);
+        return before !== this.#onDecision;
+      }
+      case 'sweep': {
+        const before = this.#onSweep;
+        this.#onSweep = withoutListener(before, listener as SweepListener);
+        return before !== this.#onSweep;
+      }
+      case 'error': {
+        const before = this.#onError;
+        this.#onError = withoutListener(before, listener as ListenerErrorListener);
+        return before !== this.#onError;
+      }
+    }
+  }
+
+  /** Counts a decision and tells the `decision` listeners, if any; returns the result. */
+  #observe(key: string, cost: number, result: RateLimitResult): RateLimitResult {
+    if (result.allowed) this.#allowed++;
+    else this.#rejected++;
+    if (this.#onDecision !== undefined) this.#emitDecision(key, result, cost);
+    return result;
+  }
+
+  #emitDecision(key: string, result: RateLimitResult, cost: number): void {
+    const listeners = this.#onDecision as readonly DecisionListener[];
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        (listeners[i] as DecisionListener)(key, result, cost);
+      } catch (error) {
+        this.#listenerFailed(error);
+      }
+    }
+  }
+
+  #emitSweep(info: SweepInfo): void {
+    const listeners = this.#onSweep as readonly SweepListener[];
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        (listeners[i] as SweepListener)(info);
+      } catch (error) {
+        this.#listenerFailed(error);
+      }
+    }
+  }
+
+  /** Hands what a listener threw to the `error` listeners, or reports it as uncaught. */
+  #listenerFailed(error: unknown): void {
+    const listeners = this.#onError;
+    if (listeners === undefined) {
+      reportUncaught(error);
+      return;
+    }
+    for (const listener of listeners) {
+      try {
+        listener(error);
+      } catch (failure) {
+        reportUncaught(failure);
+      }
+    }
+  }
+
+  /**
+   * A decision with an asynchronous strategy, counted when it settles: under the key's lock, or
+   * without one for an external strategy (it decides atomically in its store, one script per
+   * decision: a lock here would only queue this process's decisions one round trip apart).
+   */
+  #request(user: User | string, key: string, cost: number): Promise<RateLimitResult> {
+    if (this.#external) {
+      return Promise.resolve(this.#decide(user, key, cost)).then((result) => this.#observe(key, cost, result));
+    }
+    return this.#mutex.runExclusive(key, () =>
+      Promise.resolve(this.#decide(user, key, cost)).then((result) => this.#observe(key, cost, result)),
+    );
+  }
+
+  /**
+   * Lets the head of `queue` try for a slot, and the next one after it when it is served or
+   * gives up, until one has to wait (a timer), an attempt is in flight, or the queue is empty.
+   */
+  #pump(key: string, queue: WaitQueue): void {
+    for (;;) {
+      const waiter = queue.head;
+      if (waiter === undefined) {
+        if (!queue.busy && this.#waits.get(key) === queue) this.#waits.delete(key);
+        return;
+      }
+      queue.retryAt = -Infinity;
+      if (!this.#synchronous) {
+        this.#attempt(key, queue, waiter);
+        return;
+      }
+      let result: RateLimitResult;
+      try {
+        result = this.#observe(key, waiter.cost, this.#decide(waiter.user as User | string, key, waiter.cost) as RateLimitResult);
+      } catch (error) {
+        this.#settleWaiter(queue, waiter, false, error);
+        continue;
+      }
+      if (this.#afterAttempt(key, queue, waiter, result)) return;
+    }
+  }
+
+  /** The head's attempt with an asynchronous strategy; the queue moves on when it settles. */
+  #attempt(key: string, queue: WaitQueue, waiter: Waiter): void {
+    queue.busy = true;
+    let attempt: Promise<RateLimitResult>;
+    try {
+      attempt = this.#request(waiter.user as User | string, key, waiter.cost);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    attempt.then(
+      (result) => {
+        queue.busy = false;
+        // Aborted while in flight: already rejected; the next waiter tries.
+        if (waiter.settled || !this.#afterAttempt(key, queue, waiter, result)) this.#pump(key, queue);
+      },
+      (error: unknown) => {
+        queue.busy = false;
+        this.#settleWaiter(queue, waiter, false, error);
+        this.#pump(key, queue);
+      },
+    );
+  }
+
+  /**
+   * Acts on the head's attempt: resolves it when allowed; otherwise rejects it when no wait
+   * would do, or sets its timer for `retryAfter`. Returns whether it waits (the queue stops).
+   */
+  #afterAttempt(key: string, queue: WaitQueue, waiter: Waiter, result: RateLimitResult): boolean {
+    if (result.allowed) {
+      this.#settleWaiter(queue, waiter, true, result);
+      return false;
+    }
+    const retryAfter = result.retryAfter;
+    if (!(retryAfter < Infinity)) {
+      this.#settleWaiter(queue, waiter, false, neverAllowed(waiter.maxWaitSeconds, waiter.limit, waiter.cost));
+      return false;
+    }
+    let now: number;
+    try {
+      now = this.#now();
+    } catch (error) {
+      this.#settleWaiter(queue, waiter, false, error);
+      return false;
+    }
+    const retryAt = now + retryAfter * 1000;
+    if (retryAt > waiter.deadline + WAIT_EPSILON_MS) {
+      this.#settleWaiter(queue, waiter, false, waitTooLong(retryAfter, waiter.maxWaitSeconds, waiter.limit, waiter.cost, 0));
+      return false;
+    }
+    // The waiters behind it cannot be served before it: those who will not wait that long
+    // learn it now rather than at their deadline.
+    let ahead = 1;
+    for (let w = waiter.next; w !== undefined; ) {
+      const next = w.next;
+      if (retryAt > w.deadline + WAIT_EPSILON_MS) {
+        this.#settleWaiter(queue, w, false, waitTooLong((retryAt - now) / 1000, w.maxWaitSeconds, w.limit, w.cost, ahead));
+      } else {
+        ahead++;
+      }
+      w = next;
+    }
+    queue.retryAt = retryAt;
+    queue.timer = setTimeout(() => {
+      queue.timer = undefined;
+      this.#pump(key, queue);
+    }, delayMs(retryAfter));
+    return true;
+  }
+
+  /** Settles a waiter once: takes it out of its queue, removes its abort listener. */
+  #settleWaiter(queue: WaitQueue, waiter: Waiter, allowed: true, outcome: RateLimitResult): void;
+  #settleWaiter(queue: WaitQueue, waiter: Waiter, allowed: false, outcome: unknown): void;
+  #settleWaiter(queue: WaitQueue, waiter: Waiter, allowed: boolean, outcome: unknown): void {
+    if (waiter.settled) return;
+    waiter.settled = true;
+    unlink(queue, waiter);
+    this.#waiting--;
+    if (waiter.onAbort !== undefined) {
+      (waiter.signal as AbortSignal).removeEventListener('abort', waiter.onAbort);
+      waiter.onAbort = undefined;
+    }
+    if (allowed) waiter.resolve(outcome as RateLimitResult);
+    else waiter.reject(outcome);
+  }
+
   #startSweeping(intervalMs: number): void {
     const self = new WeakRef(this);
     const timer = setInterval(() => {
       const limiter = self.deref();
       if (limiter === undefined) clearInterval(timer);
-      else if (limiter.#sweepCursor === undefined) limiter.#sweepSlice(limiter.#states.entries());
+      else if (limiter.#sweepCursor === undefined) {
+        limiter.#passSwept = 0;
+        limiter.#sweepSlice(limiter.#states.entries());
+      }
     }, intervalMs);
     unref(timer);
     this.#sweepTimer = timer;
@@ -486,6 +945,8 @@ export class RateLimiter<State = unknown> {
       const next = cursor.next();
       if (next.done === true) {
         this.#sweepCursor = undefined;
+        this.#sweeps++;
+        if (this.#onSweep !== undefined) this.#emitSweep({ dropped: this.#passSwept, automatic: true, keys: states.size });
         return;
       }
       const [key, state] = next.value;
@@ -502,6 +963,7 @@ export class RateLimiter<State = unknown> {
         states.delete(key);
         keyLimits.delete(key);
         this.#swept++;
+        this.#passSwept++;
       }
     }
     this.#sweepCursor = cursor;
@@ -537,6 +999,7 @@ export class RateLimiter<State = unknown> {
       if (strategy.sweep(state, now, keyLimit)) {
         states.delete(key);
         this.#keyLimits.delete(key);
+        this.#evicted++;
         return undefined;
       }
       if (scanned === 0 && this.#synchronous) {
@@ -728,6 +1191,18 @@ export class RateLimiter<State = unknown> {
       consume: (limiter, key, cost, limit, now) => limiter.#decideAt(key, cost, limit, now),
     };
   }
+}
+
+/** Slack when comparing limiter times (ms) of waits: float noise is not a longer wait. */
+const WAIT_EPSILON_MS = 1e-6;
+
+/** Checks an event name of {@link RateLimiter.on}. */
+function checkEvent(event: unknown): keyof RateLimiterEvents {
+  if (typeof event !== 'string') throw typeError('event', "'decision', 'sweep' or 'error'", event);
+  if (event !== 'decision' && event !== 'sweep' && event !== 'error') {
+    throw rangeError('event', "'decision', 'sweep' or 'error'", event);
+  }
+  return event;
 }
 
 /** The error of a clock reading that is not a finite number (out of line: keeps `#now` small). */
