@@ -3,13 +3,13 @@
  *
  * Every public export is listed here by name.
  *
- * @packageDocumentation
+ * @module ratewarden
  */
 export { RateLimiter } from './rate-limiter.js';
-export type { LimitOptions, RateLimiterOptions, RequestOptions, User } from './rate-limiter.js';
+export type { AnyLimiter, LimitOptions, RateLimiterOptions, RequestOptions, User } from './rate-limiter.js';
 export { RateLimitGroup } from './rate-limit-group.js';
 export type { GroupMember, GroupResult } from './rate-limit-group.js';
-export type { Limit, RateLimitResult, RateLimitStrategy } from './strategy.js';
+export type { BatchRequest, Limit, RateLimitResult, RateLimitStrategy, StrategyBatch } from './strategy.js';
 export { SlidingWindowLog, SlidingWindowLogState } from './strategies/sliding-window-log.js';
 export { SlidingWindowCounter, SlidingWindowCounterState } from './strategies/sliding-window-counter.js';
 export { FixedWindow, FixedWindowState } from './strategies/fixed-window.js';
@@ -21,3 +21,13 @@ export type { Clock } from './clock.js';
 export { ErrorCode, RateWardenRangeError, RateWardenTypeError } from './errors.js';
 export { rateLimitHeaders, rateLimitProblem } from './http-headers.js';
 export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem } from './http-headers.js';
+export { RateWardenWaitError } from './wait.js';
+export type { WaitOptions } from './wait.js';
+export type {
+  DecisionListener,
+  ListenerErrorListener,
+  RateLimiterEvents,
+  RateLimiterStats,
+  SweepInfo,
+  SweepListener,
+} from './events.js';

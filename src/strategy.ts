@@ -105,12 +105,12 @@ export interface RateLimitStrategy<State = unknown> {
   readonly external?: boolean;
   /**
    * For external strategies: the key under which `key`'s state is stored, so that a
-   * {@link RateLimitGroup} can refuse two limits that would count on one stored key.
+   * {@link ratewarden!RateLimitGroup} can refuse two limits that would count on one stored key.
    */
   storeKey?(key: string): string;
   /**
    * For external strategies that can decide several limits in one step (one script call):
-   * {@link RateLimitGroup} uses it when every limit of the group is on strategies sharing the
+   * {@link ratewarden!RateLimitGroup} uses it when every limit of the group is on strategies sharing the
    * same `batch` object.
    */
   readonly batch?: StrategyBatch;
@@ -188,7 +188,7 @@ export interface BatchRequest {
 }
 
 /**
- * Decides several limits at once, all or nothing, for {@link RateLimitGroup}: each limit is
+ * Decides several limits at once, all or nothing, for {@link ratewarden!RateLimitGroup}: each limit is
  * checked and, only when `record` and every limit allows, each is recorded, atomically.
  */
 export interface StrategyBatch {

@@ -18,7 +18,7 @@ describe('the built package (dist/)', () => {
     expect(Object.keys(mod).sort()).toEqual(
       [
         'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
-        'RateWardenRangeError', 'RateWardenTypeError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
+        'RateWardenRangeError', 'RateWardenTypeError', 'RateWardenWaitError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
         'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'performanceClock',
         'rateLimitHeaders', 'rateLimitProblem',
       ],

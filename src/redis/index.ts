@@ -1,12 +1,12 @@
 /**
  * `ratewarden/redis`: rate limits shared by every process on one Redis, through the same
- * {@link RateLimiter} — strategies that decide in one Lua script per decision, on the Redis
+ * {@link ratewarden!RateLimiter} — strategies that decide in one Lua script per decision, on the Redis
  * server's clock.
  *
  * Works with `redis` (node-redis, v4 and later) and `ioredis`, both optional peer dependencies:
  * install the one you use.
  *
- * @packageDocumentation
+ * @module ratewarden/redis
  */
 export { RedisSlidingWindowLog } from './redis-sliding-window-log.js';
 export { RedisGCRA } from './redis-gcra.js';

@@ -26,7 +26,7 @@ export interface RedisStrategyOptions {
   /**
    * The Redis client: a node-redis client or cluster (`redis` v4 and later, connected), an
    * ioredis client or cluster, or a {@link RedisAdapter}. Strategies on the same client decide a
-   * {@link RateLimitGroup} of theirs in one script call.
+   * {@link ratewarden!RateLimitGroup} of theirs in one script call.
    */
   readonly client: unknown;
   /**
