@@ -71,6 +71,12 @@ describe('README code blocks', () => {
     }
   });
 
+  it.each(['express.ts', 'fastify.ts', 'fetch-handler.ts', 'api-client.ts'])('example %s: the README block is the file, verbatim', (file) => {
+    const blocks = [...readme.matchAll(/<!-- example: this block is examples\/([\w.-]+) [^>]*-->\n```ts\n([\s\S]*?)```/g)];
+    const block = blocks.find((m) => m[1] === file);
+    expect(block?.[2]).toBe(readFileSync(join(root, 'examples', file), 'utf8'));
+  });
+
   it('fake timers test file: the README block is test/readme-fake-timers-example.test.ts, verbatim', () => {
     const match = /<!-- fake-timers-test: [^>]*-->\n```ts\n([\s\S]*?)```/.exec(readme);
     expect(match?.[1]).toBe(readFileSync(join(root, 'test', 'readme-fake-timers-example.test.ts'), 'utf8'));
