@@ -158,6 +158,9 @@ export interface LimiterInternals {
   consume(limiter: AnyLimiter, key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult>;
 }
 
+/** The outcome of a waiter's attempt skipped because the waiter was aborted before its turn. */
+const SKIPPED: RateLimitResult = Object.freeze({ allowed: false, remaining: 0, retryAfter: 0, limit: 0, resetAfter: 0 });
+
 let nextId = 0;
 /** Keys per slice of the automatic sweep: well under a millisecond of work. */
 const SWEEP_SLICE = 1_024;
@@ -788,13 +791,15 @@ export class RateLimiter<State = unknown> {
    * without one for an external strategy (it decides atomically in its store, one script per
    * decision: a lock here would only queue this process's decisions one round trip apart).
    */
-  #request(user: User | string, key: string, cost: number): Promise<RateLimitResult> {
+  #request(user: User | string, key: string, cost: number, waiter?: Waiter): Promise<RateLimitResult> {
     if (this.#external) {
       return Promise.resolve(this.#decide(user, key, cost)).then((result) => this.#observe(key, cost, result));
     }
-    return this.#mutex.runExclusive(key, () =>
-      Promise.resolve(this.#decide(user, key, cost)).then((result) => this.#observe(key, cost, result)),
-    );
+    return this.#mutex.runExclusive(key, () => {
+      // A waiter aborted while its attempt waited for the lock: decide nothing, consume nothing.
+      if (waiter?.settled === true) return SKIPPED;
+      return Promise.resolve(this.#decide(user, key, cost)).then((result) => this.#observe(key, cost, result));
+    });
   }
 
   /**
@@ -814,12 +819,20 @@ export class RateLimiter<State = unknown> {
         return;
       }
       let result: RateLimitResult;
+      // Busy while deciding: a decision listener that aborts this waiter must not pump the
+      // queue from inside this loop.
+      queue.busy = true;
       try {
         result = this.#observe(key, waiter.cost, this.#decide(waiter.user as User | string, key, waiter.cost) as RateLimitResult);
       } catch (error) {
+        queue.busy = false;
         this.#settleWaiter(queue, waiter, false, error);
         continue;
       }
+      queue.busy = false;
+      // Aborted by a listener of this very decision: it was decided before the abort (an
+      // allowed one is recorded); the queue goes on with the next waiter.
+      if (waiter.settled) continue;
       if (this.#afterAttempt(key, queue, waiter, result)) return;
     }
   }
@@ -829,15 +842,16 @@ export class RateLimiter<State = unknown> {
     queue.busy = true;
     let attempt: Promise<RateLimitResult>;
     try {
-      attempt = this.#request(waiter.user as User | string, key, waiter.cost);
+      attempt = this.#request(waiter.user as User | string, key, waiter.cost, waiter);
     } catch (error) {
       attempt = Promise.reject(error);
     }
     attempt.then(
       (result) => {
         queue.busy = false;
-        // Aborted while in flight: already rejected; the next waiter tries.
-        if (waiter.settled || !this.#afterAttempt(key, queue, waiter, result)) this.#pump(key, queue);
+        // Aborted while in flight (or before it got the lock: SKIPPED): already rejected; the
+        // next waiter tries.
+        if (waiter.settled || result === SKIPPED || !this.#afterAttempt(key, queue, waiter, result)) this.#pump(key, queue);
       },
       (error: unknown) => {
         queue.busy = false;

@@ -352,6 +352,31 @@ describe('waitForSlot', () => {
     expect(third.value?.allowed).toBe(true);
   });
 
+  it('keeps the queue consistent when a decision listener aborts the waiter being decided', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const first = track(l.waitForSlot('a', { signal: controller.signal }));
+    const second = track(l.waitForSlot('a'));
+    // Abort the first waiter from inside the decision made for it (its first retry, at 1 s).
+    let decisions = 0;
+    l.on('decision', () => {
+      decisions++;
+      if (decisions === 1) controller.abort(new Error('from a listener'));
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(first.error).toEqual(new Error('from a listener'));
+    // The first waiter was allowed (and recorded) before the abort; the second waits one more
+    // window, decided once per attempt, with one timer.
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(second.value).toMatchObject({ allowed: true });
+    expect(decisions).toBe(3);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   describe('with an asynchronous strategy', () => {
     it('waits, serves in order and leaves no timer', async () => {
       const l = limiter(1, 1, asyncLog());
@@ -389,6 +414,39 @@ describe('waitForSlot', () => {
       await expect(l.waitForSlot('a', { maxWaitSeconds: 0.5 })).rejects.toMatchObject({ retryAfter: 1 });
       expect((await l.peek('a')).remaining).toBe(0);
       expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('consumes nothing for a waiter aborted while its attempt waits for the key\'s lock', async () => {
+      const log = asyncLog();
+      let release: (() => void) | undefined;
+      let calls = 0;
+      const gated: RateLimitStrategy<unknown> = {
+        ...log,
+        consume: (...args) => {
+          calls++;
+          // The first decision holds the key's lock until released.
+          if (calls > 1) return log.consume(...args);
+          return new Promise<void>((resolve) => {
+            release = resolve;
+          }).then(() => log.consume(...args));
+        },
+      };
+      const l = limiter(5, 1, gated);
+      const holding = l.allowRequest('a');
+      await flush();
+      const controller = new AbortController();
+      const waiter = track(l.waitForSlot('a', { signal: controller.signal }));
+      await flush();
+      controller.abort(new Error('gone'));
+      await flush();
+      expect(waiter.error).toEqual(new Error('gone'));
+      release?.();
+      await holding;
+      await flush();
+      // Only the first decision ran: the aborted waiter's attempt never decided.
+      expect(calls).toBe(1);
+      expect((await l.peek('a')).remaining).toBe(4);
+      expect(l.stats()).toMatchObject({ allowed: 1, waiting: 0 });
     });
 
     it('rejects at once a waiter aborted while its attempt is in flight; the attempt completes in the store', async () => {
