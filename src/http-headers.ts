@@ -16,8 +16,8 @@ export interface RateLimitPolicy {
    */
   readonly name?: string;
   /**
-   * The window in **seconds**, sent as the `w` parameter: a positive finite number, rounded up
-   * to a whole second (the field carries integers).
+   * The window in **seconds**, sent as the `w` parameter: a positive number of at most
+   * 999,999,999,999,999 (a Structured Field Integer), rounded up to a whole second.
    */
   readonly windowSeconds: number;
 }
@@ -52,9 +52,12 @@ interface GroupLike extends RateLimitResult {
  * (names in their usual capitalisation; HTTP field names are case-insensitive):
  *
  * - `RateLimit-Policy`: `"name";q=<limit>;w=<window s>`, one list member per policy.
- * - `RateLimit`: `"name";r=<remaining>;t=<seconds until the window is clear>`, one member per
- *   policy, `t` rounded up to a whole second. Both are Structured Field Lists (RFC 9651), as
- *   draft-ietf-httpapi-ratelimit-headers-10 defines them.
+ * - `RateLimit`: `"name";r=<remaining>;t=<seconds>`, one member per policy, `t` rounded up to a
+ *   whole second: for a limit that rejected the request, the wait until it fits (as
+ *   `Retry-After`, so `t` is never earlier than it); otherwise the time until the window is
+ *   clear (`resetAfter`). Both are Structured Field Lists (RFC 9651), as
+ *   draft-ietf-httpapi-ratelimit-headers-10 defines them; integers beyond the 15 digits of a
+ *   Structured Field Integer are clamped to 999,999,999,999,999.
  * - `Retry-After`, only when the request was rejected and waiting can help: the wait in whole
  *   delay-seconds, rounded **up** and at least 1 (RFC 9110 §10.2.3: never fractional, and 0
  *   would invite an immediate retry that is still rejected). Absent when `retryAfter` is
@@ -64,9 +67,11 @@ interface GroupLike extends RateLimitResult {
  * @param result - a `RateLimitResult`, or a `GroupResult` (then one policy per limit).
  * @param options - {@link RateLimitHeadersOptions}.
  * @returns a new object; values are strings.
- * @throws {RateWardenTypeError} when `options.policy` is missing or not an object (or array of
- *   them), or a policy name is not a string.
- * @throws {RateWardenRangeError} when a window is not a positive finite number, a name has
+ * @throws {RateWardenTypeError} when `result` is not an object, `options.policy` is missing or
+ *   not an object (or array of them), a policy name is not a string, or `standard` / `legacy`
+ *   is not a boolean.
+ * @throws {RateWardenRangeError} when a window is not a positive number of at most
+ *   999,999,999,999,999 seconds, a name has
  *   characters outside printable ASCII, or a group result gets a different number of policies.
  *
  * @example
@@ -77,7 +82,14 @@ interface GroupLike extends RateLimitResult {
  * ```
  */
 export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHeadersOptions): Record<string, string> {
+  if (result === null || typeof result !== 'object') throw typeError('result', 'a RateLimitResult', result);
   if (options === null || typeof options !== 'object') throw typeError('options', 'an object with a `policy`', options);
+  if (options.standard !== undefined && typeof options.standard !== 'boolean') {
+    throw typeError('standard', 'a boolean or undefined', options.standard);
+  }
+  if (options.legacy !== undefined && typeof options.legacy !== 'boolean') {
+    throw typeError('legacy', 'a boolean or undefined', options.legacy);
+  }
   const group = isGroup(result) ? result : undefined;
   const results: readonly RateLimitResult[] = group === undefined ? [result] : group.results;
   const policies = policiesOf(options.policy, results.length, group?.names);
@@ -90,8 +102,11 @@ export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHead
       const p = policies[i] as { name: string; window: number };
       const name = sfString(p.name);
       const separator = i === 0 ? '' : ', ';
-      policyField += `${separator}${name};q=${r.limit};w=${p.window}`;
-      limitField += `${separator}${name};r=${r.remaining};t=${wholeSeconds(r.resetAfter)}`;
+      policyField += `${separator}${name};q=${sfInteger(r.limit)};w=${p.window}`;
+      // t: when more quota is available. For a limit that turns the request away, that is when
+      // the request fits (as Retry-After says, never earlier); otherwise when the window is clear.
+      const t = !r.allowed && r.retryAfter !== Infinity ? Math.max(1, Math.ceil(r.retryAfter)) : wholeSeconds(r.resetAfter);
+      limitField += `${separator}${name};r=${sfInteger(r.remaining)};t=${sfInteger(t)}`;
     }
     headers['RateLimit-Policy'] = policyField;
     headers.RateLimit = limitField;
@@ -178,14 +193,22 @@ function policiesOf(
     if (p === null || typeof p !== 'object') throw typeError(`policy[${i}]`, 'a RateLimitPolicy', p);
     const window = p.windowSeconds;
     if (typeof window !== 'number') throw typeError(`policy[${i}].windowSeconds`, 'a positive finite number of seconds', window);
-    if (!(window > 0) || !Number.isFinite(window)) {
-      throw rangeError(`policy[${i}].windowSeconds`, 'a positive finite number of seconds', window);
+    if (!(window > 0) || !(window <= SF_INTEGER_MAX)) {
+      throw rangeError(`policy[${i}].windowSeconds`, `a positive finite number of seconds, at most ${SF_INTEGER_MAX}`, window);
     }
     const name = p.name ?? names?.[i] ?? 'default';
     if (typeof name !== 'string') throw typeError(`policy[${i}].name`, 'a string of printable ASCII', name);
     if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(`policy[${i}].name`, 'a string of printable ASCII (0x20-0x7E)', name);
     return { name, window: Math.ceil(window) };
   });
+}
+
+/** The largest Structured Field Integer (RFC 9651 §3.3.1: at most 15 digits). */
+const SF_INTEGER_MAX = 999_999_999_999_999;
+
+/** A non-negative integer as a Structured Field Integer, clamped to its 15 digits. */
+function sfInteger(value: number): string {
+  return String(value > SF_INTEGER_MAX ? SF_INTEGER_MAX : value);
 }
 
 /** A Structured Field String (RFC 9651 §4.1.6): quoted, with `\` and `"` escaped. */

@@ -25,7 +25,9 @@ describe('rateLimitHeaders', () => {
     expect(headers(12.000001)['Retry-After']).toBe('13');
     expect(headers(12)['Retry-After']).toBe('12');
     expect(headers(0.000001)['Retry-After']).toBe('1');
-    expect(headers(12)).toMatchObject({ 'RateLimit-Policy': '"api";q=10;w=30', RateLimit: '"api";r=0;t=30' });
+    // t on a rejection: when the request fits, as Retry-After (not the 30 s until the window is clear).
+    expect(headers(12)).toMatchObject({ 'RateLimit-Policy': '"api";q=10;w=30', RateLimit: '"api";r=0;t=12' });
+    expect(headers(Infinity)).toMatchObject({ RateLimit: '"api";r=0;t=30' });
     // Waiting cannot help a cost above the limit: no Retry-After.
     expect(headers(Infinity)).not.toHaveProperty('Retry-After');
     expect(rateLimitHeaders(result({ allowed: true }), { policy: { windowSeconds: 1 } })).not.toHaveProperty('Retry-After');
@@ -73,6 +75,9 @@ describe('rateLimitHeaders', () => {
     [{ policy: { windowSeconds: '60' } }, TypeError, /`policy\[0\]\.windowSeconds`/],
     [{ policy: { windowSeconds: 0 } }, RangeError, /`policy\[0\]\.windowSeconds`.*positive finite.*`0`/],
     [{ policy: { windowSeconds: Infinity } }, RangeError, /`policy\[0\]\.windowSeconds`/],
+    [{ policy: { windowSeconds: 1e15 } }, RangeError, /`policy\[0\]\.windowSeconds`.*at most 999999999999999/],
+    [{ policy: { windowSeconds: 1 }, standard: 'no' }, TypeError, /`standard`/],
+    [{ policy: { windowSeconds: 1 }, legacy: 1 }, TypeError, /`legacy`/],
     [{ policy: { windowSeconds: 1, name: 'é' } }, RangeError, /`policy\[0\]\.name`.*printable ASCII/],
     [{ policy: { windowSeconds: 1, name: 5 } }, TypeError, /`policy\[0\]\.name`/],
     [{ policy: [{ windowSeconds: 1 }, { windowSeconds: 2 }] }, RangeError, /`policy`.*1 policy.*`2`/],
@@ -81,6 +86,15 @@ describe('rateLimitHeaders', () => {
     expect(call).toThrow(type);
     expect(call).toThrow(message);
   });
+});
+
+it('clamps quotas beyond a Structured Field Integer, and refuses a result that is not an object', () => {
+  const huge = result({ limit: Number.MAX_SAFE_INTEGER, remaining: Number.MAX_SAFE_INTEGER - 1, resetAfter: 1 });
+  expect(rateLimitHeaders(huge, { policy: { windowSeconds: 1 } })).toEqual({
+    'RateLimit-Policy': '"default";q=999999999999999;w=1',
+    RateLimit: '"default";r=999999999999999;t=1',
+  });
+  expect(() => rateLimitHeaders(null as never, { policy: { windowSeconds: 1 } })).toThrow(/`result`/);
 });
 
 describe('rateLimitProblem', () => {
