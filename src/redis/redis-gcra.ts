@@ -27,7 +27,7 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
  *
  * @example
  * ```ts
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import { RateLimiter } from 'ratewarden';
  * import { RedisGCRA } from 'ratewarden/redis';
  *
