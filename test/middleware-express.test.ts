@@ -82,6 +82,18 @@ beforeAll(async () => {
     { limiter: limiter(5, 3600), name: 'hourly' },
   ]);
   route(app, '/group', expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }, { windowSeconds: 3600 }] }));
+  // Tiers with different windows: the policy follows the tier that applied.
+  const pro = { threshold: 5, windowSeconds: 10 };
+  const tiered = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, limitFor: (user) => (String(user).startsWith('pro:') ? pro : undefined) });
+  route(
+    app,
+    '/tiers',
+    expressRateLimit({
+      limiter: tiered,
+      key: (req) => req.get('x-user') ?? 'anonymous',
+      policy: (_req, result) => ({ windowSeconds: result.limit === pro.threshold ? pro.windowSeconds : 60 }),
+    }),
+  );
   const broken = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, strategy: failing });
   route(app, '/error-default', expressRateLimit({ limiter: broken }));
   route(app, '/error-handler', expressRateLimit({ limiter: broken }), (error, _req, res, _next) => {
@@ -109,6 +121,15 @@ afterAll(async () => {
 const get = (path: string, headers: Record<string, string> = {}): Promise<Response> => fetch(`${base}${path}`, { headers });
 
 describe('expressRateLimit (a real Express server)', () => {
+  it('advertises the window of the tier that applied, through a policy function', async () => {
+    now = 0;
+    const proUser = await get('/tiers', { 'x-user': 'pro:ada' });
+    expect(proUser.headers.get('ratelimit-policy')).toBe('"default";q=5;w=10');
+    expect(proUser.headers.get('ratelimit')).toBe('"default";r=4;t=10');
+    const freeUser = await get('/tiers', { 'x-user': 'bob' });
+    expect(freeUser.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+  });
+
   it('allows up to the limit with RateLimit headers, then answers 429 with a problem body; the clock resets it', async () => {
     now = 0;
     const first = await get('/basic');

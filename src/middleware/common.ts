@@ -63,11 +63,15 @@ export interface RateLimitMiddlewareOptions<Req> {
    * **seconds**). One policy for a `RateLimiter`; an array of one per limit, in member order,
    * for a `RateLimitGroup` (names default to the group's names).
    *
-   * Pass it also for a limiter with tiers (`limitFor`) whose windows differ from the limiter's.
+   * For a limiter with tiers (`limitFor`) whose windows differ from the limiter's, pass a
+   * function of the request and the decision's result (whose `limit` is the threshold that
+   * applied) returning the policy that applied; it is called once per decided request, and
+   * what it returns is checked as a fixed policy would be (an error then goes to the framework
+   * after the request was decided).
    * @default `{ windowSeconds: limiter.windowSeconds }` (named `"default"`) for a
    *   `RateLimiter`; for a `RateLimitGroup`, each member limiter's window, named by the group.
    */
-  readonly policy?: RateLimitPolicy | readonly RateLimitPolicy[];
+  readonly policy?: RateLimitPolicy | readonly RateLimitPolicy[] | PolicyFunction<Req>;
   /**
    * Whether to send the IETF `RateLimit-Policy` and `RateLimit` fields, on allowed and rejected
    * responses alike.
@@ -118,6 +122,12 @@ export const HeaderNames = {
   legacyReset: 'X-RateLimit-Reset',
 } as const;
 
+/**
+ * The policy of one decided request, for limits whose window varies per request (tiers):
+ * called with the request and the decision's result.
+ */
+export type PolicyFunction<Req> = (req: Req, result: RateLimitResult) => RateLimitPolicy | readonly RateLimitPolicy[];
+
 /** `Content-Type` of the default 429 body (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -127,7 +137,7 @@ export interface MiddlewareConfig<Req> {
   readonly key: (req: Req) => User | string | PromiseLike<User | string>;
   readonly skip: ((req: Req) => boolean | PromiseLike<boolean>) | undefined;
   readonly cost: ((req: Req) => number | PromiseLike<number>) | undefined;
-  readonly policy: RateLimitPolicy | readonly RateLimitPolicy[];
+  readonly policy: RateLimitPolicy | readonly RateLimitPolicy[] | PolicyFunction<Req>;
   readonly standard: boolean;
   readonly legacy: boolean;
   readonly onError: RateLimitMiddlewareOptions<Req>['onError'];
@@ -183,8 +193,9 @@ export function checkOptions<Req>(
   }
   // rateLimitHeaders validates policies (types, windows, names, count) with the library's
   // messages: run it once now on a neutral result of the same shape, so that a bad policy
-  // throws at construction rather than on the first request.
-  rateLimitHeaders(sampleResult(group), { policy });
+  // throws at construction rather than on the first request. (A function's policies are
+  // checked when it returns them.)
+  if (typeof policy !== 'function') rateLimitHeaders(sampleResult(group), { policy });
   return {
     limiter: limiter as MiddlewareConfig<Req>['limiter'],
     key,
@@ -238,7 +249,8 @@ export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Prom
     if (config.onError !== undefined && (await config.onError(req, error)) === 'allow') return undefined;
     throw error;
   }
-  const headers = rateLimitHeaders(result, { policy: config.policy, standard: config.standard, legacy: config.legacy });
+  const policy = typeof config.policy === 'function' ? config.policy(req, result) : config.policy;
+  const headers = rateLimitHeaders(result, { policy, standard: config.standard, legacy: config.legacy });
   return { result, headers };
 }
 

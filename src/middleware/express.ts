@@ -31,7 +31,7 @@ import {
 } from './common.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
-export type { RateLimitMiddlewareOptions } from './common.js';
+export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link expressRateLimit}: the shared options, plus `onRejected`. */
 export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request> {

@@ -29,7 +29,7 @@ import {
 } from './common.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
-export type { RateLimitMiddlewareOptions } from './common.js';
+export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected`. */
 export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest> {

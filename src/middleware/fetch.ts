@@ -34,7 +34,7 @@ import {
 } from './common.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
-export type { RateLimitMiddlewareOptions } from './common.js';
+export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link withRateLimit} and {@link checkRateLimit}: the shared options with `key` required, plus `onRejected`. */
 export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Request> {
