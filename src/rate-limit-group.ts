@@ -245,12 +245,27 @@ export class RateLimitGroup {
     const checked = steps.map(
       (s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult,
     );
-    if (!record || !checked.every((r) => r.allowed)) return this.#combine(checked, record ? false : null);
+    if (!record) return this.#combine(checked, null);
+    if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
     const recorded = steps.map(
       (s, i) => internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult,
     );
     // Every limit allowed on checking, so each allows on recording (same time, same state).
-    return this.#combine(recorded, recorded.every((r) => r.allowed));
+    return this.#observed(steps, cost, this.#combine(recorded, recorded.every((r) => r.allowed)));
+  }
+
+  /**
+   * Counts a recorded (not peeked) group decision in each member limiter's `stats()` and tells
+   * its `decision` listeners: every limit when the group allowed; when it rejected, the limits
+   * that rejected (the others recorded nothing, and count nothing).
+   */
+  #observed(steps: readonly Step[], cost: number, result: GroupResult): GroupResult {
+    const internals = limiterInternals();
+    for (let i = 0; i < steps.length; i++) {
+      const r = result.results[i] as RateLimitResult;
+      if (result.allowed || !r.allowed) internals.observe((steps[i] as Step).member.limiter, (steps[i] as Step).key, cost, r);
+    }
+    return result;
   }
 
   async #decideAsync(user: User | string, options: RequestOptions | undefined, record: boolean): Promise<GroupResult> {
@@ -284,7 +299,8 @@ export class RateLimitGroup {
         limit: s.limit,
       }));
       const results = await batch.decideAll(requests, record);
-      return this.#combine(results, record ? results.every((r) => r.allowed) : null);
+      if (!record) return this.#combine(results, null);
+      return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
     }
     // Every check settles before the locks are released, even when one fails.
     const settled = await Promise.allSettled(
@@ -293,7 +309,9 @@ export class RateLimitGroup {
     const failed = settled.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const checked = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
-    if (!checked.every((r) => r.allowed)) return this.#combine(checked, record ? false : null);
+    if (!checked.every((r) => r.allowed)) {
+      return record ? this.#observed(steps, cost, this.#combine(checked, false)) : this.#combine(checked, null);
+    }
     // Synchronous limits may have changed during the awaits: re-check and record them in one
     // synchronous step.
     for (let i = 0; i < steps.length; i++) {
@@ -302,7 +320,8 @@ export class RateLimitGroup {
       nows[i] = internals.now(s.member.limiter, s.limit);
       checked[i] = internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult;
     }
-    if (!record || !checked.every((r) => r.allowed)) return this.#combine(checked, record ? false : null);
+    if (!record) return this.#combine(checked, null);
+    if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
     const recorded = new Array<RateLimitResult>(steps.length);
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
@@ -318,7 +337,7 @@ export class RateLimitGroup {
     }
     // A store shared with other processes may refuse on recording what it allowed on checking:
     // the group then reports the refusal (the limits already recorded stay recorded).
-    return this.#combine(recorded, recorded.every((r) => r.allowed));
+    return this.#observed(steps, cost, this.#combine(recorded, recorded.every((r) => r.allowed)));
   }
 
   /**

@@ -156,6 +156,8 @@ export interface LimiterInternals {
   now(limiter: AnyLimiter, limit: Limit): number;
   peek(limiter: AnyLimiter, key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult>;
   consume(limiter: AnyLimiter, key: string, cost: number, limit: Limit, now: number): RateLimitResult | PromiseLike<RateLimitResult>;
+  /** Counts a decision made for the limiter by a group, and tells its listeners. */
+  observe(limiter: AnyLimiter, key: string, cost: number, result: RateLimitResult): RateLimitResult;
 }
 
 /** The outcome of a waiter's attempt skipped because the waiter was aborted before its turn. */
@@ -1203,6 +1205,7 @@ export class RateLimiter<State = unknown> {
       now: (limiter, limit) => limiter.#nowFor(limit),
       peek: (limiter, key, cost, limit, now) => limiter.#peekAt(key, cost, limit, now),
       consume: (limiter, key, cost, limit, now) => limiter.#decideAt(key, cost, limit, now),
+      observe: (limiter, key, cost, result) => limiter.#observe(key, cost, result),
     };
   }
 }

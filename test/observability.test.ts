@@ -126,11 +126,20 @@ describe('stats()', () => {
     expect(l.stats()).toMatchObject({ allowed: 3, rejected: 1, keys: 2, evictedKeys: 1 });
   });
 
-  it('does not count the decisions of a RateLimitGroup in its members', () => {
-    const member = limiter(5, 1, () => 0);
-    const group = new RateLimitGroup([{ name: 'one', limiter: member }]);
+  it('counts a RateLimitGroup\'s decisions in its members: all when allowed, the limits that rejected when not; peeks not', async () => {
+    const perSecond = limiter(2, 1, () => 0);
+    const perMinute = limiter(5, 60, () => 0);
+    const group = new RateLimitGroup([perSecond, perMinute]);
+    const seen: string[] = [];
+    perMinute.on('decision', (key, result) => seen.push(`${key} ${result.allowed}`));
     group.allowRequestSync('a');
-    expect(member.stats()).toMatchObject({ allowed: 0, rejected: 0, keys: 1 });
+    await group.allowRequest('a');
+    expect(group.allowRequestSync('a').allowed).toBe(false); // the per-second limit rejects
+    group.peekSync('a');
+    expect(perSecond.stats()).toMatchObject({ allowed: 2, rejected: 1, keys: 1 });
+    // The per-minute limit allowed the third request but recorded nothing: not counted.
+    expect(perMinute.stats()).toMatchObject({ allowed: 2, rejected: 0, keys: 1 });
+    expect(seen).toEqual(['a true', 'a true']);
   });
 });
 
