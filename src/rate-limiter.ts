@@ -20,6 +20,7 @@ import {
   type SweepListener,
 } from './events.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { MAX_TIMER_MS, unref } from './timers.js';
 import { SlidingWindowLog } from './strategies/sliding-window-log.js';
 import type { Limit, RateLimitResult, RateLimitStrategy } from './strategy.js';
 import {
@@ -170,14 +171,6 @@ const SWEEP_SLICE = 1_024;
 const EVICT_SCAN = 16;
 /** Tracked keys at which an unbounded limiter warns once. */
 const WARN_KEYS = 1_000_000;
-/** The longest timer delay: 2^31 − 1 ms overflows to 1 ms in Node and browsers. */
-const MAX_TIMER_MS = 2 ** 31 - 2;
-
-/** `unref()`s a Node timer, so that it does not keep the process alive; a no-op elsewhere. */
-function unref(timer: unknown): void {
-  const t = timer as { unref?: () => void };
-  if (typeof t.unref === 'function') t.unref();
-}
 // Assigned by the class's static block, which alone can reach its private members.
 let internals: LimiterInternals;
 

@@ -6,6 +6,7 @@
  */
 import { checkPositiveInteger, rangeError, typeError } from './errors.js';
 import type { Limit, RateLimitResult } from './strategy.js';
+import { MAX_TIMER_MS } from './timers.js';
 
 /** Options of `RateLimiter.waitForSlot`. */
 export interface WaitOptions {
@@ -159,8 +160,6 @@ function isSignal(value: unknown): value is AbortSignal {
   return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
 }
 
-/** The longest timer delay: 2^31 − 1 ms overflows to 1 ms in Node and browsers. */
-const MAX_TIMER_MS = 2 ** 31 - 2;
 
 /**
  * @internal The timer delay, in whole milliseconds, for a wait of `retryAfter` seconds: never

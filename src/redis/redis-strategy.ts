@@ -1,5 +1,6 @@
 import { RateWardenRangeError, rangeError, typeError } from '../errors.js';
 import { result } from '../result.js';
+import { MAX_TIMER_MS, unref } from '../timers.js';
 import type { BatchRequest, Limit, RateLimitResult, RateLimitStrategy, StrategyBatch } from '../strategy.js';
 import { isNoScript, toRedisAdapter, type RedisAdapter } from './client.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
@@ -94,8 +95,6 @@ export class RedisReplyError extends Error {
 
 /** The longest window: times in microseconds stay far below 2^53. */
 const MAX_WINDOW_SECONDS = 100_000_000;
-/** The longest timer delay: 2^31 − 1 ms overflows. */
-const MAX_TIMER_MS = 2 ** 31 - 2;
 /** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock). */
 const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
 const POLICIES: readonly RedisFailurePolicy[] = ['throw', 'fail-closed', 'fail-open', 'local'];
@@ -504,7 +503,7 @@ function withTimeout<T>(pending: Promise<T>, seconds: number, state: { timedOut:
       state.timedOut = true;
       reject(new RedisTimeoutError(seconds));
     }, Math.min(seconds * 1000, MAX_TIMER_MS));
-    (timer as { unref?: () => void }).unref?.();
+    unref(timer);
     pending.then(
       (value) => {
         clearTimeout(timer);
