@@ -1,0 +1,332 @@
+// ratewarden/express against a real Express server on 127.0.0.1, with real requests (global fetch)
+// and an injected clock: no wall clock, no sleeps.
+import { createRequire } from 'node:module';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimitGroup, RateLimiter, type RateLimitStrategy } from '../../../src/index.js';
+import { expressRateLimit } from '../../../src/middleware/express.js';
+
+/** The library's error: its class name, stable code and exact message. */
+const exactly = (type: typeof TypeError | typeof RangeError, message: string): unknown =>
+  expect.objectContaining({
+    name: type.name,
+    code: type === TypeError ? 'ERR_RATEWARDEN_INVALID_TYPE' : 'ERR_RATEWARDEN_OUT_OF_RANGE',
+    message,
+  });
+
+let now = 0;
+const clock = (): number => now;
+const limiter = (threshold = 2, windowSeconds = 60): RateLimiter =>
+  new RateLimiter({ threshold, windowSeconds, clock });
+
+/** A strategy whose store is down: every decision throws. */
+const failing: RateLimitStrategy<object> = {
+  name: 'failing',
+  synchronous: true,
+  createState: () => ({}),
+  consume: () => {
+    throw new Error('store down');
+  },
+  peek: () => {
+    throw new Error('store down');
+  },
+  sweep: () => true,
+};
+
+/** Route handler invocations, by path. */
+const calls = new Map<string, number>();
+const handler: RequestHandler = (req, res) => {
+  calls.set(req.baseUrl, (calls.get(req.baseUrl) ?? 0) + 1);
+  res.json({ ok: true });
+};
+const errors: unknown[] = [];
+
+function route(app: express.Express, path: string, middleware: RequestHandler, extra?: ErrorRequestHandler): void {
+  const router = express.Router();
+  router.get('/', middleware, handler);
+  if (extra !== undefined) router.use(extra);
+  app.use(path, router);
+}
+
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  const app = express();
+  route(app, '/basic', expressRateLimit({ limiter: limiter() }));
+  route(app, '/skip', expressRateLimit({ limiter: limiter(1), skip: (req) => req.get('x-internal') === 'yes' }));
+  route(app, '/api-key', expressRateLimit({ limiter: limiter(1), key: (req) => req.get('x-api-key') ?? 'anonymous' }));
+  route(
+    app,
+    '/async-key',
+    expressRateLimit({ limiter: limiter(1), key: async (req) => ({ id: `user:${await Promise.resolve(req.get('x-user'))}` }) }),
+  );
+  route(app, '/cost', expressRateLimit({ limiter: limiter(3), cost: (req) => Number(req.query.cost ?? 1) }));
+  route(
+    app,
+    '/custom-body',
+    expressRateLimit({ limiter: limiter(1), onRejected: (_req, result) => ({ error: 'slow down', wait: result.retryAfter }) }),
+  );
+  route(
+    app,
+    '/custom-res',
+    expressRateLimit({ limiter: limiter(1), onRejected: (_req, _result, res) => res.status(503).type('text/plain').send('busy') }),
+  );
+  route(app, '/legacy', expressRateLimit({ limiter: limiter(), legacyHeaders: true }));
+  route(app, '/legacy-only', expressRateLimit({ limiter: limiter(), legacyHeaders: true, standardHeaders: false }));
+  const group = new RateLimitGroup([
+    { limiter: limiter(2, 60), name: 'burst' },
+    { limiter: limiter(5, 3600), name: 'hourly' },
+  ]);
+  route(app, '/group', expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }, { windowSeconds: 3600 }] }));
+  // Tiers with different windows: the policy follows the tier that applied.
+  const pro = { threshold: 5, windowSeconds: 10 };
+  const tiered = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, limitFor: (user) => (String(user).startsWith('pro:') ? pro : undefined) });
+  route(
+    app,
+    '/tiers',
+    expressRateLimit({
+      limiter: tiered,
+      key: (req) => req.get('x-user') ?? 'anonymous',
+      policy: (_req, result) => ({ windowSeconds: result.limit === pro.threshold ? pro.windowSeconds : 60 }),
+    }),
+  );
+  const broken = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, strategy: failing });
+  route(app, '/error-default', expressRateLimit({ limiter: broken }));
+  route(app, '/error-handler', expressRateLimit({ limiter: broken }), (error, _req, res, _next) => {
+    errors.push(error);
+    res.status(503).json({ error: (error as Error).message });
+  });
+  route(app, '/error-allow', expressRateLimit({ limiter: broken, onError: () => 'allow' }));
+  route(app, '/bad-key', expressRateLimit({ limiter: limiter(), key: () => '' }), (error, _req, res, _next) => {
+    res.status(500).json({ name: (error as Error).name, message: (error as Error).message });
+  });
+
+  server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const get = (path: string, headers: Record<string, string> = {}): Promise<Response> => fetch(`${base}${path}`, { headers });
+
+describe('expressRateLimit (a real Express server)', () => {
+  it('advertises the window of the tier that applied, through a policy function', async () => {
+    now = 0;
+    const proUser = await get('/tiers', { 'x-user': 'pro:ada' });
+    expect(proUser.headers.get('ratelimit-policy')).toBe('"default";q=5;w=10');
+    expect(proUser.headers.get('ratelimit')).toBe('"default";r=4;t=10');
+    const freeUser = await get('/tiers', { 'x-user': 'bob' });
+    expect(freeUser.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+  });
+
+  it('allows up to the limit with RateLimit headers, then answers 429 with a problem body; the clock resets it', async () => {
+    now = 0;
+    const first = await get('/basic');
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ ok: true });
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+    expect(first.headers.get('ratelimit')).toBe('"default";r=1;t=60');
+    expect(first.headers.get('retry-after')).toBeNull();
+    expect(first.headers.get('x-ratelimit-limit')).toBeNull();
+
+    const second = await get('/basic');
+    expect(second.status).toBe(200);
+    expect(second.headers.get('ratelimit')).toBe('"default";r=0;t=60');
+
+    now = 30_000;
+    const third = await get('/basic');
+    expect(third.status).toBe(429);
+    expect(third.headers.get('content-type')).toBe('application/problem+json');
+    expect(third.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+    expect(third.headers.get('ratelimit')).toBe('"default";r=0;t=30');
+    const retryAfter = third.headers.get('retry-after');
+    expect(retryAfter).toMatch(/^[1-9]\d*$/);
+    expect(Number(retryAfter)).toBe(30);
+    expect(await third.json()).toEqual({
+      type: 'about:blank',
+      title: 'Too Many Requests',
+      status: 429,
+      detail: 'Rate limit of 2 exceeded; retry in 30 s.',
+      retryAfter: 30,
+    });
+    expect(calls.get('/basic')).toBe(2); // the rejected request never reached the handler
+
+    now = 60_000;
+    const later = await get('/basic');
+    expect(later.status).toBe(200);
+    expect(later.headers.get('ratelimit')).toBe('"default";r=1;t=60');
+    expect(calls.get('/basic')).toBe(3);
+  });
+
+  it('skips requests that `skip` lets through: no decision, no headers', async () => {
+    expect((await get('/skip')).status).toBe(200);
+    const skipped = await get('/skip', { 'x-internal': 'yes' });
+    expect(skipped.status).toBe(200);
+    expect(skipped.headers.get('ratelimit')).toBeNull();
+    expect(skipped.headers.get('ratelimit-policy')).toBeNull();
+    expect((await get('/skip')).status).toBe(429);
+    expect((await get('/skip', { 'x-internal': 'yes' })).status).toBe(200);
+    expect(calls.get('/skip')).toBe(3);
+  });
+
+  it('limits each key separately with a custom key extractor', async () => {
+    expect((await get('/api-key', { 'x-api-key': 'alpha' })).status).toBe(200);
+    expect((await get('/api-key', { 'x-api-key': 'beta' })).status).toBe(200);
+    expect((await get('/api-key', { 'x-api-key': 'alpha' })).status).toBe(429);
+    expect((await get('/api-key', { 'x-api-key': 'beta' })).status).toBe(429);
+    expect((await get('/api-key', { 'x-api-key': 'gamma' })).status).toBe(200);
+    expect(calls.get('/api-key')).toBe(3);
+  });
+
+  it('awaits an async key extractor', async () => {
+    expect((await get('/async-key', { 'x-user': 'ann' })).status).toBe(200);
+    expect((await get('/async-key', { 'x-user': 'bob' })).status).toBe(200);
+    expect((await get('/async-key', { 'x-user': 'ann' })).status).toBe(429);
+  });
+
+  it('charges the cost of each request', async () => {
+    const heavy = await get('/cost?cost=2');
+    expect(heavy.headers.get('ratelimit')).toBe('"default";r=1;t=60');
+    const tooMuch = await get('/cost?cost=2');
+    expect(tooMuch.status).toBe(429);
+    const impossible = await get('/cost?cost=4'); // above the limit: waiting cannot help
+    expect(impossible.status).toBe(429);
+    expect(impossible.headers.get('retry-after')).toBeNull();
+    expect(((await impossible.json()) as { detail: string }).detail).toMatch(/can never be accepted/);
+    expect((await get('/cost?cost=1')).status).toBe(200);
+  });
+
+  it('sends what a custom onRejected returns, or lets it respond itself', async () => {
+    await get('/custom-body');
+    const body = await get('/custom-body');
+    expect(body.status).toBe(429);
+    expect(body.headers.get('content-type')).toBe('application/json');
+    expect(body.headers.get('retry-after')).toBe('60');
+    expect(await body.json()).toEqual({ error: 'slow down', wait: 60 });
+    expect(calls.get('/custom-body')).toBe(1);
+
+    await get('/custom-res');
+    const own = await get('/custom-res');
+    expect(own.status).toBe(503);
+    expect(own.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(own.headers.get('ratelimit')).toBe('"default";r=0;t=60');
+    expect(await own.text()).toBe('busy');
+    expect(calls.get('/custom-res')).toBe(1);
+  });
+
+  it('sends the legacy X-RateLimit-* headers when asked, with or without the standard ones', async () => {
+    const legacy = await get('/legacy');
+    expect(legacy.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(legacy.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(legacy.headers.get('x-ratelimit-reset')).toBe('60');
+    expect(legacy.headers.get('ratelimit')).toBe('"default";r=1;t=60');
+
+    const only = await get('/legacy-only');
+    expect(only.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(only.headers.get('ratelimit')).toBeNull();
+    expect(only.headers.get('ratelimit-policy')).toBeNull();
+    await get('/legacy-only');
+    const rejected = await get('/legacy-only');
+    expect(rejected.status).toBe(429);
+    expect(rejected.headers.get('retry-after')).toBe('60');
+    expect(rejected.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('lists every policy of a group', async () => {
+    const first = await get('/group');
+    expect(first.headers.get('ratelimit-policy')).toBe('"burst";q=2;w=60, "hourly";q=5;w=3600');
+    expect(first.headers.get('ratelimit')).toBe('"burst";r=1;t=60, "hourly";r=4;t=3600');
+    await get('/group');
+    const rejected = await get('/group');
+    expect(rejected.status).toBe(429);
+    expect(rejected.headers.get('ratelimit')).toBe('"burst";r=0;t=60, "hourly";r=3;t=3600');
+    expect(rejected.headers.get('retry-after')).toBe('60');
+    expect(calls.get('/group')).toBe(2);
+  });
+
+  it('passes a limiter error to next(err): Express answers 500, an error handler gets the error', async () => {
+    const plain = await get('/error-default');
+    expect(plain.status).toBe(500);
+    expect(plain.headers.get('ratelimit')).toBeNull();
+    expect(calls.get('/error-default')).toBeUndefined();
+
+    const handled = await get('/error-handler');
+    expect(handled.status).toBe(503);
+    expect(await handled.json()).toEqual({ error: 'store down' });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(Error);
+    expect(calls.get('/error-handler')).toBeUndefined();
+
+    const key = await get('/bad-key');
+    expect(await key.json()).toEqual({ name: 'RangeError', message: 'Expected `user` to be a non-empty string, got `""` (string)' });
+  });
+
+  it('lets the request through, without headers, when onError returns "allow"', async () => {
+    const open = await get('/error-allow');
+    expect(open.status).toBe(200);
+    expect(open.headers.get('ratelimit')).toBeNull();
+    expect(calls.get('/error-allow')).toBe(1);
+  });
+});
+
+describe('expressRateLimit options', () => {
+  const one = limiter();
+  it('throws a TypeError for options of the wrong type', () => {
+    const bad = (options: unknown) => () => expressRateLimit(options as Parameters<typeof expressRateLimit>[0]);
+    expect(bad(undefined)).toThrow(exactly(TypeError, 'Expected `options` to be an object with a `limiter`, got `undefined` (undefined)'));
+    expect(bad({})).toThrow(exactly(TypeError, 'Expected `limiter` to be a RateLimiter or a RateLimitGroup, got `undefined` (undefined)'));
+    expect(bad({ limiter: {} })).toThrow(TypeError);
+    expect(bad({ limiter: one, key: 5 })).toThrow(exactly(TypeError, 'Expected `key` to be a function, got `5` (number)'));
+    expect(bad({ limiter: one, skip: 'yes' })).toThrow(exactly(TypeError, 'Expected `skip` to be a function or undefined, got `"yes"` (string)'));
+    expect(bad({ limiter: one, cost: 2 })).toThrow(exactly(TypeError, 'Expected `cost` to be a function or undefined, got `2` (number)'));
+    expect(bad({ limiter: one, onRejected: {} })).toThrow(exactly(TypeError, 'Expected `onRejected` to be a function or undefined, got `object` (object)'));
+    expect(bad({ limiter: one, onError: 'allow' })).toThrow(exactly(TypeError, 'Expected `onError` to be a function or undefined, got `"allow"` (string)'));
+    expect(bad({ limiter: one, legacyHeaders: 1 })).toThrow(exactly(TypeError, 'Expected `legacyHeaders` to be a boolean or undefined, got `1` (number)'));
+    expect(bad({ limiter: one, standardHeaders: 'no' })).toThrow(TypeError);
+    expect(bad({ limiter: one, policy: 60 })).toThrow(TypeError);
+    expect(bad({ limiter: one, legacyHeaders: 1 })).toThrow(expect.objectContaining({ code: 'ERR_RATEWARDEN_INVALID_TYPE' }));
+  });
+
+  it('throws a RangeError for policies with wrong values, and defaults a group\'s policies to its limiters\' windows', async () => {
+    expect(() => expressRateLimit({ limiter: one, policy: { windowSeconds: 0 } })).toThrow(exactly(RangeError, 'Expected `policy[0].windowSeconds` to be a positive finite number of seconds, at most 999999999999999, got `0` (number)'));
+    expect(() => expressRateLimit({ limiter: one, policy: { name: 'é', windowSeconds: 60 } })).toThrow(RangeError);
+    const group = new RateLimitGroup([one, limiter(5, 3600)]);
+    const app = express();
+    app.use(expressRateLimit({ limiter: group, key: () => 'default-policies' }));
+    app.get('/', (_req, res) => {
+      res.send('ok');
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      expect(response.headers.get('ratelimit-policy')).toBe('"limit-1";q=2;w=60, "limit-2";q=5;w=3600');
+    } finally {
+      server.close();
+    }
+    expect(() => expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }] })).toThrow(exactly(RangeError, 'Expected `policy` to be 2 policies (one per limit of the result), got `1` (number)'));
+    expect(() => expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }, { windowSeconds: 3600 }] })).not.toThrow();
+  });
+});
+
+describe('the built ratewarden/express', () => {
+  it('resolves through the exports map in both formats', async () => {
+    const name: string = 'ratewarden/express';
+    const esm = (await import(name)) as Record<string, unknown>;
+    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'expressRateLimit']);
+    const require = createRequire(import.meta.url);
+    expect(require.resolve(name)).toMatch(/dist[\\/]express\.cjs$/);
+    expect(typeof (require(name) as Record<string, unknown>).expressRateLimit).toBe('function');
+  });
+});

@@ -1,0 +1,140 @@
+// A shared contract: the in-memory strategies and their Redis counterparts make identical
+// decisions on the same schedule (driven by the same injected times, `time: 'limiter'`), so the
+// Lua script and the TypeScript cannot drift apart. Property-based, against a real redis-server.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GCRA, RateLimiter, SlidingWindowLog, type LimitOptions, type RateLimitStrategy } from '../../../src/index.js';
+import { RedisGCRA, RedisSlidingWindowLog, type RedisStrategyOptions } from '../../../src/redis/index.js';
+import { CLIENTS, RedisServer, type TestClient } from '../../support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await RedisServer.start();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const schedule = fc.record({
+  threshold: fc.integer({ min: 1, max: 8 }),
+  windowMs: fc.integer({ min: 1, max: 4_000 }),
+  tiered: fc.boolean(),
+  ops: fc.array(
+    fc.record({
+      // Milliseconds since the previous operation, in quarters: exact in binary.
+      dtQuarters: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 8_000 }), fc.integer({ min: 0, max: 40 })),
+      key: fc.constantFrom('a', 'b', 'c'),
+      cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
+      peek: fc.boolean(),
+      tier: fc.constantFrom<0 | 1>(0, 1),
+    }),
+    { minLength: 1, maxLength: 40 },
+  ),
+});
+
+const pairs: ReadonlyArray<
+  [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStrategy<unknown>]
+> = [
+  ['sliding-window log', () => new SlidingWindowLog() as RateLimitStrategy<unknown>, (o) => new RedisSlidingWindowLog(o)],
+  ['GCRA', () => new GCRA() as RateLimitStrategy<unknown>, (o) => new RedisGCRA(o)],
+];
+
+describe.each(CLIENTS)("with %s", (name, connect) => {
+  let c: TestClient;
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it.each(pairs)("the in-memory and Redis %s decide identically", async (label, memory, redis) => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(schedule, async ({ threshold, windowMs, tiered, ops }) => {
+        run++;
+        let now = 1_000_000;
+        const clock = (): number => now;
+        const tiers: LimitOptions[] = [
+          { threshold, windowSeconds: windowMs / 1000 },
+          { threshold: threshold + 2, windowSeconds: (windowMs * 2) / 1000 },
+        ];
+        let tier = 0;
+        const limitFor = tiered ? (): LimitOptions => tiers[tier] as LimitOptions : undefined;
+        const options = { threshold, windowSeconds: windowMs / 1000, clock, ...(limitFor ? { limitFor } : {}) };
+        const local = new RateLimiter({ ...options, strategy: memory() });
+        const shared = new RateLimiter({
+          ...options,
+          strategy: redis({ client: c.client, prefix: `contract:${name}:${label}:${run}:`, time: 'limiter' }),
+        });
+        for (const op of ops) {
+          now += op.dtQuarters / 4;
+          tier = op.tier;
+          const expected = op.peek ? await local.peek(op.key, { cost: op.cost }) : await local.allowRequest(op.key, { cost: op.cost });
+          const actual = op.peek ? await shared.peek(op.key, { cost: op.cost }) : await shared.allowRequest(op.key, { cost: op.cost });
+          expect(actual).toEqual(expected);
+        }
+      }),
+      { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
+    );
+  }, 120_000);
+});
+
+// Called directly (without a limiter, whose time never runs backwards), the strategies see time
+// go back; both sides treat a time behind the newest entry as that entry's time.
+describe.each(CLIENTS)('with %s, time going backwards', (name, connect) => {
+  let c: TestClient;
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it.each(pairs)('the in-memory and Redis %s decide identically when the clock steps back within a window', async (label, memory, redis) => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 10, max: 4_000 }),
+        fc.array(fc.record({ dt: fc.integer({ min: -1, max: 1 }), frac: fc.double({ min: 0, max: 1, noNaN: true }), cost: fc.integer({ min: 1, max: 7 }) }), { minLength: 1, maxLength: 30 }),
+        async (threshold, windowMs, ops) => {
+          run++;
+          const limit = { threshold, windowMs, windowSeconds: windowMs / 1000 };
+          const local = memory();
+          const shared = redis({ client: c.client, prefix: `back:${name}:${label}:${run}:`, time: 'limiter' });
+          const state = local.createState(limit);
+          let now = 1_000_000;
+          let latest = now;
+          for (const op of ops) {
+            // Steps of up to half a window, back or forward, in whole milliseconds, never more
+            // than a window behind the latest time seen (beyond that the Redis strategies forget
+            // the state as written under a clock that was ahead; tested below).
+            now = Math.max(now + Math.round(op.dt * op.frac * (windowMs / 2)), latest - windowMs);
+            latest = Math.max(latest, now);
+            const expected = local.consume('k', state, now, op.cost, limit);
+            const actual = await shared.consume('k', undefined, now, op.cost, limit);
+            expect(actual).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
+    );
+  }, 120_000);
+
+  it('forgets log entries written more than a window ahead of the clock (a clock that was ahead)', async () => {
+    const shared = new RedisSlidingWindowLog({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
+    const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
+    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    // 10 s earlier, within no window of those entries: they are dropped, not waited for.
+    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1, resetAfter: 1 });
+    expect(await c.command('ZCARD', `ahead:${name}:{k}:log`)).toBe(1);
+  });
+
+  it('forgets a GCRA TAT more than a window too far ahead', async () => {
+    const shared = new RedisGCRA({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
+    const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
+    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+});

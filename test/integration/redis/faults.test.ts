@@ -1,0 +1,335 @@
+// Faults, with real servers: redis-server killed mid-run and restarted, SCRIPT FLUSH between
+// calls, a script error, and a TCP server that accepts connections and never answers (the
+// timeout, under fake timers). Every failure policy, both clients; no unhandled rejection, no
+// lock left held, no hang.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
+import {
+  RedisGCRA,
+  RedisSlidingWindowLog,
+  RedisTimeoutError,
+  toRedisAdapter,
+  type RedisFailurePolicy,
+} from '../../../src/redis/index.js';
+import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason);
+};
+beforeAll(() => {
+  process.on('unhandledRejection', onUnhandled);
+});
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+afterEach(() => {
+  vi.useRealTimers();
+  expect(unhandled).toEqual([]);
+});
+
+/** A client that fails commands at once while disconnected (no offline queue), and reconnects. */
+interface FaultClient {
+  readonly client: object;
+  /** Resolves when the client is connected and ready again. */
+  ready(): Promise<void>;
+  command(...args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+function ioredisClient(port: number): FaultClient {
+  const client = new Redis({ port, host: '127.0.0.1', enableOfflineQueue: false, retryStrategy: () => 20 });
+  client.on('error', () => {
+    // Connection errors are expected here; commands report them.
+  });
+  return {
+    client,
+    ready: () => (client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', () => resolve()))),
+    command: (...args) => client.call(args[0] as string, ...args.slice(1)),
+    close: async () => client.disconnect(),
+  };
+}
+
+function nodeRedisClient(port: number): FaultClient {
+  const client = createClient({
+    socket: { port, host: '127.0.0.1', reconnectStrategy: () => 20 },
+    disableOfflineQueue: true,
+  });
+  client.on('error', () => {
+    // As above.
+  });
+  const connecting = client.connect();
+  return {
+    client,
+    ready: async () => {
+      await connecting;
+      if (!client.isReady) await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+    },
+    command: (...args) => client.sendCommand(args),
+    close: async () => client.destroy(),
+  };
+}
+
+/**
+ * A client with the clients' default offline queue: commands sent before the connection is
+ * ready wait for it (against a server that never answers, forever).
+ */
+function queueingClient(kind: 'ioredis' | 'node-redis', port: number): { client: object; close: () => Promise<void> } {
+  if (kind === 'ioredis') {
+    const client = new Redis({ port, host: '127.0.0.1' });
+    client.on('error', () => {});
+    return { client, close: async () => client.disconnect() };
+  }
+  const client = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+  client.on('error', () => {});
+  // Never resolves against a silent server; rejects when the test closes it.
+  client.connect().catch(() => {});
+  return {
+    client,
+    close: async () => {
+      client.destroy();
+    },
+  };
+}
+
+const FAULT_CLIENTS = [
+  ['ioredis', ioredisClient],
+  ['node-redis', nodeRedisClient],
+] as const;
+
+describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
+  describe('redis-server killed mid-run, then restarted', () => {
+    let server: RedisServer;
+    let c: FaultClient;
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      c = connect(server.port);
+      await c.ready();
+    });
+    afterAll(async () => {
+      await c?.close();
+      await server?.stop();
+    });
+
+    it('applies each failure policy while it is down, and the shared state again once it is back', async () => {
+      const adapter = countingAdapter(toRedisAdapter(c.client));
+      const errors: unknown[] = [];
+      const limiter = (onFailure: RedisFailurePolicy): RateLimiter =>
+        new RateLimiter({
+          threshold: 3,
+          windowSeconds: 60,
+          strategy: new RedisSlidingWindowLog({
+            client: adapter,
+            prefix: `kill-${onFailure}:`,
+            onFailure,
+            onError: (error) => errors.push(error),
+          }),
+        });
+      const throwing = limiter('throw');
+      const closed = limiter('fail-closed');
+      const open = limiter('fail-open');
+      const local = limiter('local');
+      for (const l of [throwing, closed, open, local]) {
+        expect(await l.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 2 });
+      }
+
+      // Decisions in flight when the server dies fail, by policy, and release their locks.
+      const inFlight = [throwing, closed, open, local].map((l) => l.allowRequest('alice').then(
+        (r) => ({ ok: r }),
+        (error: unknown) => ({ error }),
+      ));
+      await server.kill();
+      const settled = await Promise.all(inFlight);
+      // Only `throw` may reject; the others answer, from Redis (if it answered in time) or by policy.
+      expect(settled.slice(1).every((s) => 'ok' in s)).toBe(true);
+      expect((settled[1] as { ok: { allowed: boolean; degraded?: string } }).ok).toSatisfy(
+        (r: { allowed: boolean; degraded?: string }) => r.allowed === (r.degraded === undefined),
+      );
+      expect((settled[2] as { ok: { allowed: boolean } }).ok.allowed).toBe(true);
+
+      // While it is down: each policy, on the same key as before.
+      await expect(throwing.allowRequest('alice')).rejects.toThrow();
+      expect(await closed.allowRequest('alice')).toEqual({
+        allowed: false,
+        remaining: 0,
+        retryAfter: 1,
+        limit: 3,
+        resetAfter: 1,
+        degraded: 'fail-closed',
+      });
+      expect(await open.allowRequest('alice')).toEqual({
+        allowed: true,
+        remaining: 2,
+        retryAfter: 0,
+        limit: 3,
+        resetAfter: 0,
+        degraded: 'fail-open',
+      });
+      expect(await open.allowRequest('alice', { cost: 4 })).toMatchObject({ allowed: false, retryAfter: Infinity, degraded: 'fail-open' });
+      // The local fallback enforces the limit in this process (it may have counted the
+      // in-flight decision above, if that one failed).
+      const localResults = [];
+      for (let i = 0; i < 4; i++) localResults.push(await local.allowRequest('alice'));
+      expect(localResults.every((r) => r.degraded === 'local')).toBe(true);
+      expect(localResults.filter((r) => r.allowed).length).toBeLessThanOrEqual(3);
+      expect(localResults.at(-1)).toMatchObject({ allowed: false, degraded: 'local' });
+      expect(errors.length).toBeGreaterThanOrEqual(6);
+
+      // Back up, empty (persistence off) and without the script: EVALSHA fails with NOSCRIPT,
+      // EVAL loads it, and decisions are shared (not degraded) again.
+      await server.restart();
+      await c.ready();
+      const evalsBefore = adapter.calls.eval;
+      for (const l of [throwing, closed, open, local]) {
+        const r = await l.allowRequest('alice');
+        expect(r).toEqual({ allowed: true, remaining: 2, retryAfter: 0, limit: 3, resetAfter: 60 });
+      }
+      expect(adapter.calls.eval - evalsBefore).toBe(1);
+    });
+
+    it('never records a decision that timed out, even when Redis runs it later', async () => {
+      const limiter = new RateLimiter({
+        threshold: 5,
+        windowSeconds: 60,
+        strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'late:', onFailure: 'fail-closed', timeoutSeconds: 0.05 }),
+      });
+      // One answered decision teaches the strategy the offset between its clock and Redis's.
+      expect(await limiter.allowRequest('warm')).toMatchObject({ allowed: true });
+      // Another client pauses the server: the decisions below wait on it, past their deadline.
+      const pauser = connect(server.port);
+      await pauser.ready();
+      await pauser.command('CLIENT', 'PAUSE', '400', 'ALL');
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const late = [limiter.allowRequest('alice'), limiter.allowRequest('alice'), limiter.allowRequest('bob')];
+      await vi.advanceTimersByTimeAsync(50);
+      for (const r of await Promise.all(late)) expect(r).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+      vi.useRealTimers();
+      // Once the pause ends, Redis runs the three scripts; each is past its deadline and writes nothing.
+      expect(await c.command('PING')).toBe('PONG');
+      expect(await c.command('EXISTS', 'late:{alice}:log', 'late:{bob}:log')).toBe(0);
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 4 });
+      await pauser.close();
+    });
+
+    it('decides a group all or nothing by each limit\'s policy when Redis fails', async () => {
+      const make = (onFailure: RedisFailurePolicy, prefix: string): RateLimiter =>
+        new RateLimiter({
+          threshold: 2,
+          windowSeconds: 60,
+          strategy: new RedisSlidingWindowLog({ client: c.client, prefix, onFailure }),
+        });
+      const local = make('local', 'group-local:');
+      const group = new RateLimitGroup([make('fail-closed', 'group-closed:'), local]);
+      await c.command('SET', 'group-closed:{alice}:log', 'not a sorted set'); // the script fails
+      const r = await group.allowRequest('alice');
+      expect(r).toMatchObject({ allowed: false, binding: 0, results: [{ degraded: 'fail-closed' }, { allowed: true, degraded: 'local' }] });
+      // The local limit checked but did not record: two requests still fit in it.
+      const strategy = local.strategy as RedisSlidingWindowLog;
+      expect(strategy.localSize).toBe(0);
+      await c.command('DEL', 'group-closed:{alice}:log');
+    });
+
+    it('reloads the script after SCRIPT FLUSH between every call, counting exactly', async () => {
+      const adapter = countingAdapter(toRedisAdapter(c.client));
+      const limiter = new RateLimiter({
+        threshold: 5,
+        windowSeconds: 60,
+        strategy: new RedisGCRA({ client: adapter, prefix: 'flush:' }),
+      });
+      const allowed = [];
+      for (let i = 0; i < 8; i++) {
+        await c.command('SCRIPT', 'FLUSH');
+        allowed.push((await limiter.allowRequest('alice')).allowed);
+      }
+      expect(allowed).toEqual([true, true, true, true, true, false, false, false]);
+      expect(adapter.calls).toEqual({ evalSha: 8, eval: 8 });
+    });
+
+    it('applies the policy to a script error, leaving the key as it was', async () => {
+      await c.command('SET', 'wrong:{alice}:log', 'not a sorted set');
+      const make = (onFailure: RedisFailurePolicy): RateLimiter =>
+        new RateLimiter({
+          threshold: 3,
+          windowSeconds: 60,
+          strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'wrong:', onFailure }),
+        });
+      await expect(make('throw').allowRequest('alice')).rejects.toThrow(/WRONGTYPE/);
+      expect(await make('fail-closed').allowRequest('alice')).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+      expect(await make('local').allowRequest('alice')).toMatchObject({ allowed: true, remaining: 2, degraded: 'local' });
+      expect(await c.command('GET', 'wrong:{alice}:log')).toBe('not a sorted set');
+    });
+  });
+
+  describe('a server that accepts connections and never answers', () => {
+    let hole: Awaited<ReturnType<typeof blackHole>>;
+    let c: ReturnType<typeof queueingClient> | undefined;
+    beforeAll(async () => {
+      hole = await blackHole();
+    });
+    afterAll(async () => {
+      await c?.close();
+      await hole?.close();
+    });
+
+    it('times out each decision after timeoutSeconds of (fake) time, by policy, never queueing on the key', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      c = queueingClient(name, hole.port);
+      const client = c.client;
+      const errors: unknown[] = [];
+      const make = (onFailure: RedisFailurePolicy): RateLimiter =>
+        new RateLimiter({
+          threshold: 2,
+          windowSeconds: 10,
+          strategy: new RedisSlidingWindowLog({
+            client,
+            prefix: `hole-${onFailure}:`,
+            onFailure,
+            timeoutSeconds: 5,
+            onError: (error) => errors.push(error),
+          }),
+        });
+      const throwing = make('throw');
+      const local = make('local');
+      const open = make('fail-open');
+
+      // Two decisions on one key, both waiting on the silent server: no per-key lock queues
+      // them (the script is atomic on the server), so each gives up after its own 5 s, not 5 s
+      // after the one before it.
+      const first = throwing.allowRequest('alice').catch((error: unknown) => error);
+      const second = throwing.allowRequest('alice').catch((error: unknown) => error);
+      let settled = 0;
+      void first.then(() => settled++);
+      void second.then(() => settled++);
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(settled).toBe(0); // not before the timeout
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toBe(2);
+      expect(await first).toBeInstanceOf(RedisTimeoutError);
+      const error = await second;
+      expect(error).toBeInstanceOf(RedisTimeoutError);
+      expect((error as RedisTimeoutError).code).toBe('ERR_RATEWARDEN_REDIS_TIMEOUT');
+      expect((error as Error).message).toMatch(/5 s.*timeoutSeconds/);
+
+      const localDecisions = [local.allowRequest('alice'), local.allowRequest('alice'), local.allowRequest('alice')];
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect((await Promise.all(localDecisions)).map((r) => [r.allowed, r.degraded])).toEqual([
+        [true, 'local'],
+        [true, 'local'],
+        [false, 'local'],
+      ]);
+
+      // A group on the same client: one script call, timed out, all or nothing by policy.
+      const group = new RateLimitGroup([open, local]);
+      const grouped = group.allowRequest('bob');
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(await grouped).toMatchObject({ allowed: true, results: [{ degraded: 'fail-open' }, { degraded: 'local' }] });
+
+      expect(errors.filter((e) => e instanceof RedisTimeoutError)).toHaveLength(errors.length);
+      // 2 (throw) + 3 (local) + the group's one call, reported to each of its two strategies.
+      expect(errors.length).toBe(7);
+      vi.useRealTimers();
+    });
+  });
+});

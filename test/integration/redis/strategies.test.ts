@@ -1,0 +1,500 @@
+// The Redis strategies against a real redis-server, with both maintained clients.
+// Edge cases are driven by an injected clock (`time: 'limiter'`); the server-clock mode is tested
+// with limiters whose own clocks disagree.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RateLimitGroup, RateLimiter, type LimitOptions } from '../../../src/index.js';
+import {
+  RedisGCRA,
+  RedisReplyError,
+  RedisSlidingWindowLog,
+  toRedisAdapter,
+  type RedisAdapter,
+  type RedisStrategyOptions,
+} from '../../../src/redis/index.js';
+import { CLIENTS, RedisServer, countingAdapter, type TestClient } from '../../support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await RedisServer.start();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** Redis Cluster's hash tag rule: the part between the first `{` and the next `}`, if non-empty. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  if (close === -1 || close === open + 1) return key;
+  return key.slice(open + 1, close);
+}
+
+describe.each(CLIENTS)('with %s', (_name, connect) => {
+  let c: TestClient;
+  let now = 0;
+  const clock = (): number => now;
+
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+  beforeEach(async () => {
+    await c.command('FLUSHALL');
+    now = 1_000;
+  });
+
+  function log(threshold: number, windowSeconds: number, options: Partial<RedisStrategyOptions> = {}): RateLimiter {
+    return new RateLimiter({
+      threshold,
+      windowSeconds,
+      clock,
+      strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 't:', time: 'limiter', ...options }),
+    });
+  }
+
+  describe('RedisSlidingWindowLog on an injected clock', () => {
+    it('allows a first request with the whole window left, and records one member', async () => {
+      const limiter = log(3, 10);
+      expect(await limiter.allowRequest('alice')).toEqual({
+        allowed: true,
+        remaining: 2,
+        retryAfter: 0,
+        limit: 3,
+        resetAfter: 10,
+      });
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(1);
+      expect(limiter.size).toBe(0); // the state is in Redis, not in the limiter
+    });
+
+    it('allows exactly `threshold` at one instant, then rejects with the whole window to wait', async () => {
+      const limiter = log(3, 10);
+      const results = [];
+      for (let i = 0; i < 5; i++) results.push(await limiter.allowRequest('alice'));
+      expect(results.map((r) => r.allowed)).toEqual([true, true, true, false, false]);
+      expect(results.map((r) => r.remaining)).toEqual([2, 1, 0, 0, 0]);
+      expect(results[3]).toEqual({ allowed: false, remaining: 0, retryAfter: 10, limit: 3, resetAfter: 10 });
+      // Same-instant requests are distinct members; rejections record nothing.
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(3);
+    });
+
+    it('rejects 1 ms before the window has passed, and allows when it just has', async () => {
+      const limiter = log(2, 10);
+      await limiter.allowRequest('alice'); // t = 1000
+      now = 4_000;
+      await limiter.allowRequest('alice'); // t = 4000
+      now = 10_999;
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, retryAfter: 0.001, resetAfter: 3.001 });
+      now = 11_000; // 1000 + 10 s: the first entry has expired (t <= now - window)
+      expect(await limiter.allowRequest('alice')).toEqual({
+        allowed: true,
+        remaining: 0,
+        retryAfter: 0,
+        limit: 2,
+        resetAfter: 10,
+      });
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(2); // the expired entry was evicted
+    });
+
+    it('weighs requests by cost, and never allows a cost above the threshold', async () => {
+      const limiter = log(5, 10);
+      expect(await limiter.allowRequest('alice', { cost: 3 })).toMatchObject({ allowed: true, remaining: 2 });
+      now = 2_000;
+      expect(await limiter.allowRequest('alice', { cost: 3 })).toMatchObject({ allowed: false, remaining: 2, retryAfter: 9 });
+      expect(await limiter.allowRequest('alice', { cost: 6 })).toMatchObject({ allowed: false, retryAfter: Infinity });
+      expect(await limiter.allowRequest('alice', { cost: 2 })).toMatchObject({ allowed: true, remaining: 0 });
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(5);
+    });
+
+    it('peek reports without recording', async () => {
+      const limiter = log(2, 10);
+      await limiter.allowRequest('alice');
+      expect(await limiter.peek('alice')).toMatchObject({ allowed: true, remaining: 1, resetAfter: 10 });
+      expect(await limiter.peek('alice', { cost: 2 })).toMatchObject({ allowed: false, retryAfter: 10 });
+      expect(await limiter.peek('bob')).toEqual({ allowed: true, remaining: 2, retryAfter: 0, limit: 2, resetAfter: 0 });
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(1);
+      expect(await c.command('EXISTS', 't:{bob}:log')).toBe(0);
+    });
+
+    it('keeps members unique when many requests share one instant', async () => {
+      const limiter = log(1_000, 10);
+      await Promise.all(Array.from({ length: 250 }, () => limiter.allowRequest('alice', { cost: 2 })));
+      expect(await c.command('ZCARD', 't:{alice}:log')).toBe(500);
+      expect(await limiter.allowRequest('alice', { cost: 501 })).toMatchObject({ allowed: false, remaining: 500 });
+    });
+
+    it('applies a tier chosen per user (limitFor), on the same Redis key', async () => {
+      const free: LimitOptions = { threshold: 2, windowSeconds: 10 };
+      const pro: LimitOptions = { threshold: 4, windowSeconds: 10 };
+      let tier = free;
+      const limiter = new RateLimiter({
+        threshold: 100,
+        windowSeconds: 10,
+        clock,
+        limitFor: () => tier,
+        strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 't:', time: 'limiter' }),
+      });
+      await limiter.allowRequest('alice');
+      await limiter.allowRequest('alice');
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, limit: 2 });
+      tier = pro; // an upgrade mid-window: the two requests already made count against the new limit
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 1, limit: 4 });
+    });
+  });
+
+  describe('RedisGCRA on an injected clock', () => {
+    it('allows a burst of `threshold`, then one per emission interval', async () => {
+      const limiter = new RateLimiter({
+        threshold: 4,
+        windowSeconds: 8,
+        clock,
+        strategy: new RedisGCRA({ client: c.client, prefix: 't:', time: 'limiter' }),
+      });
+      const burst = [];
+      for (let i = 0; i < 5; i++) burst.push(await limiter.allowRequest('alice'));
+      expect(burst.map((r) => r.allowed)).toEqual([true, true, true, true, false]);
+      expect(burst[4]).toMatchObject({ remaining: 0, retryAfter: 2, resetAfter: 8 });
+      now += 1_999;
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, retryAfter: 0.001 });
+      now += 1;
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
+      expect(await limiter.allowRequest('alice', { cost: 5 })).toMatchObject({ allowed: false, retryAfter: Infinity });
+      expect(String(await c.command('GET', 't:{alice}:gcra'))).toMatch(/^\S+ 4 8000$/);
+    });
+  });
+
+  describe('on the Redis server clock', () => {
+    it('shares one limit between limiters whose own clocks disagree by days', async () => {
+      const strategy = (): RedisSlidingWindowLog => new RedisSlidingWindowLog({ client: c.client, prefix: 's:' });
+      const a = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => 0, strategy: strategy() });
+      const b = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => 3e8, strategy: strategy() });
+      const results = [];
+      for (let i = 0; i < 8; i++) results.push(await (i % 2 === 0 ? a : b).allowRequest('alice'));
+      expect(results.filter((r) => r.allowed)).toHaveLength(5);
+      const rejected = results.find((r) => !r.allowed);
+      // The server's clock runs during the test: bounds wide enough for a stalled machine.
+      expect(rejected?.retryAfter).toBeGreaterThan(50);
+      expect(rejected?.retryAfter).toBeLessThanOrEqual(60);
+    });
+
+    it('sets every written key to expire when its window clears (no sweep needed)', async () => {
+      const logLimiter = new RateLimiter({
+        threshold: 5,
+        windowSeconds: 30,
+        strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 's:' }),
+      });
+      const gcra = new RateLimiter({
+        threshold: 5,
+        windowSeconds: 30,
+        strategy: new RedisGCRA({ client: c.client, prefix: 's:' }),
+      });
+      await logLimiter.allowRequest('alice');
+      await gcra.allowRequest('alice');
+      await gcra.allowRequest('alice');
+      const logTtl = Number(await c.command('PTTL', 's:{alice}:log'));
+      const gcraTtl = Number(await c.command('PTTL', 's:{alice}:gcra'));
+      // (The server's clock runs during the test: lower bounds leave room for a stall.)
+      expect(logTtl).toBeGreaterThan(20_000);
+      expect(logTtl).toBeLessThanOrEqual(30_000);
+      // GCRA: two of five per 30 s used: back to a full burst in 12 s.
+      expect(gcraTtl).toBeGreaterThan(6_000);
+      expect(gcraTtl).toBeLessThanOrEqual(12_000);
+    });
+
+    it('extends a log key\'s expiry when a longer window applies, even on a rejection', async () => {
+      let tier: LimitOptions = { threshold: 2, windowSeconds: 1 };
+      const limiter = new RateLimiter({
+        threshold: 2,
+        windowSeconds: 1,
+        limitFor: () => tier,
+        strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 's:' }),
+      });
+      await limiter.allowRequest('alice');
+      await limiter.allowRequest('alice');
+      expect(Number(await c.command('PTTL', 's:{alice}:log'))).toBeLessThanOrEqual(1_000);
+      tier = { threshold: 2, windowSeconds: 30 };
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false });
+      // The two entries now count for 30 s: Redis must keep them that long, not 1 s.
+      expect(Number(await c.command('PTTL', 's:{alice}:log'))).toBeGreaterThan(20_000);
+    });
+  });
+
+  describe('keys', () => {
+    const ids = [
+      'a{b}c',
+      '}x',
+      '{}',
+      '%7b',
+      'with space',
+      'ünïcødé 用户 🙂',
+      'x'.repeat(1_024),
+      '\uD800', // lone surrogates: UTF-8 cannot carry them, so they are escaped
+      '\uDC00',
+    ];
+
+    it('gives every id its own key, hash-tagged by the id, under the prefix', async () => {
+      const logLimiter = log(2, 10);
+      const gcra = new RateLimiter({
+        threshold: 2,
+        windowSeconds: 10,
+        clock,
+        strategy: new RedisGCRA({ client: c.client, prefix: 't:', time: 'limiter' }),
+      });
+      for (const id of ids) {
+        expect(await logLimiter.allowRequest(id)).toMatchObject({ allowed: true, remaining: 1 });
+        expect(await gcra.allowRequest(id)).toMatchObject({ allowed: true, remaining: 1 });
+      }
+      const keys = (await c.command('KEYS', '*')) as string[];
+      expect(keys).toHaveLength(ids.length * 2);
+      for (const key of keys) expect(key.startsWith('t:{')).toBe(true);
+      // Each id's two keys share a hash tag (one Cluster slot), and no two ids do.
+      const tags = new Map<string, string[]>();
+      for (const key of keys) tags.set(hashTag(key), [...(tags.get(hashTag(key)) ?? []), key]);
+      expect(tags.size).toBe(ids.length);
+      for (const group of tags.values()) expect(group.sort().map((k) => k.slice(k.lastIndexOf(':')))).toEqual([':gcra', ':log']);
+      // Every id is limited on its own.
+      for (const id of ids) {
+        expect(await logLimiter.allowRequest(id)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await logLimiter.allowRequest(id)).toMatchObject({ allowed: false });
+      }
+    });
+
+    it('puts ids with braces under a tag equal to the escaped id', () => {
+      const strategy = new RedisSlidingWindowLog({ client: c.client, prefix: 'p:' });
+      expect(strategy.redisKey('a{b}c')).toBe('p:{a%7bb%7dc}:log');
+      expect(hashTag(strategy.redisKey('}x'))).toBe('%7dx');
+      expect(strategy.redisKey('100%')).toBe('p:{100%25}:log');
+    });
+  });
+
+  describe('scripts', () => {
+    it('falls back to EVAL after SCRIPT FLUSH (NOSCRIPT), then uses EVALSHA again', async () => {
+      const adapter = countingAdapter(toRedisAdapter(c.client));
+      const limiter = new RateLimiter({
+        threshold: 3,
+        windowSeconds: 10,
+        clock,
+        strategy: new RedisSlidingWindowLog({ client: adapter, prefix: 't:', time: 'limiter' }),
+      });
+      await limiter.allowRequest('alice'); // the script may or may not be cached yet
+      await c.command('SCRIPT', 'FLUSH');
+      const before = { ...adapter.calls };
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 1 });
+      expect(adapter.calls.evalSha - before.evalSha).toBe(1);
+      expect(adapter.calls.eval - before.eval).toBe(1);
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
+      expect(adapter.calls.evalSha - before.evalSha).toBe(2);
+      expect(adapter.calls.eval - before.eval).toBe(1);
+    });
+
+    it('makes one script call per decision', async () => {
+      const adapter = countingAdapter(toRedisAdapter(c.client));
+      const limiter = new RateLimiter({
+        threshold: 50,
+        windowSeconds: 10,
+        strategy: new RedisSlidingWindowLog({ client: adapter, prefix: 't:' }),
+      });
+      await limiter.allowRequest('warm'); // loads the script if the server does not have it
+      const before = { ...adapter.calls };
+      await c.command('CONFIG', 'RESETSTAT');
+      for (let i = 0; i < 20; i++) await limiter.allowRequest(`k${i % 4}`);
+      const stats = String(await c.command('INFO', 'commandstats'));
+      // Redis counts the commands a script runs too: leave those out, and the stats calls.
+      const inScript = new Set(['time', 'zrange', 'zremrangebyscore', 'zcard', 'zadd', 'pexpire', 'get', 'set']);
+      const sent = [...stats.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)]
+        .filter(([, name]) => !inScript.has(name as string) && !/^(config|info)\b/.test(name as string))
+        .map(([, name, n]) => `${name}=${n}`);
+      expect(sent).toEqual(['evalsha=20']);
+      expect(adapter.calls).toEqual({ evalSha: before.evalSha + 20, eval: before.eval });
+    });
+  });
+
+  describe('groups (all or nothing)', () => {
+    it('decides every limit in one script call, and records none when one rejects', async () => {
+      const adapter = countingAdapter(toRedisAdapter(c.client));
+      const perMinute = new RateLimiter({
+        threshold: 3,
+        windowSeconds: 60,
+        clock,
+        strategy: new RedisSlidingWindowLog({ client: adapter, prefix: 'minute:', time: 'limiter' }),
+      });
+      const perSecond = new RateLimiter({
+        threshold: 2,
+        windowSeconds: 1,
+        clock,
+        strategy: new RedisGCRA({ client: adapter, prefix: 'second:', time: 'limiter' }),
+      });
+      const group = new RateLimitGroup([
+        { limiter: perMinute, name: 'per-minute' },
+        { limiter: perSecond, name: 'per-second' },
+      ]);
+      const first = await group.allowRequest('alice');
+      expect(first).toMatchObject({ allowed: true, remaining: 1, binding: 1 });
+      expect(adapter.calls.evalSha).toBe(1);
+      expect(await group.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
+      const third = await group.allowRequest('alice');
+      expect(third).toMatchObject({ allowed: false, binding: 1, retryAfter: 0.5 });
+      expect(third.results[0]).toMatchObject({ allowed: true, remaining: 1 });
+      // The per-minute log did not record the rejected request.
+      expect(await c.command('ZCARD', 'minute:{alice}:log')).toBe(2);
+      expect(adapter.calls.evalSha).toBe(3);
+      now += 1_000;
+      expect(await group.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0, binding: 0 });
+      expect(await group.allowRequest('alice')).toMatchObject({ allowed: false, binding: 0, retryAfter: 59 });
+      expect(await c.command('ZCARD', 'minute:{alice}:log')).toBe(3);
+    });
+
+    it('refuses two limits on one Redis key, changing nothing', async () => {
+      const strategy = new RedisSlidingWindowLog({ client: c.client, prefix: 'same:', time: 'limiter' });
+      const a = new RateLimiter({ threshold: 3, windowSeconds: 60, clock, strategy });
+      const b = new RateLimiter({ threshold: 5, windowSeconds: 1, clock, strategy });
+      const group = new RateLimitGroup([a, b]);
+      await expect(group.allowRequest('alice')).rejects.toThrow(/distinct stored keys.*prefix/);
+      expect(await c.command('EXISTS', 'same:{alice}:log')).toBe(0);
+    });
+
+    it('refuses two limits on one Redis key through different clients or time modes too', async () => {
+      const other = toRedisAdapter(c.client);
+      const viaAdapter = countingAdapter(other); // another client object, same server
+      const a = new RateLimiter({ threshold: 5, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'dup:' }) });
+      const b = new RateLimiter({ threshold: 2, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: viaAdapter, prefix: 'dup:' }) });
+      const d = new RateLimiter({ threshold: 2, windowSeconds: 10, clock, strategy: new RedisSlidingWindowLog({ client: c.client, prefix: 'dup:', time: 'limiter' }) });
+      await expect(new RateLimitGroup([a, b]).allowRequest('alice')).rejects.toThrow(/distinct stored keys.*dup:\{alice\}:log.*prefix/);
+      await expect(new RateLimitGroup([a, d]).allowRequest('alice')).rejects.toThrow(RangeError);
+      expect(await c.command('EXISTS', 'dup:{alice}:log')).toBe(0);
+      expect(viaAdapter.calls).toEqual({ evalSha: 0, eval: 0 });
+    });
+
+    it('works in a group with an in-memory limit too (checked, then recorded)', async () => {
+      const redis = log(2, 60);
+      const memory = new RateLimiter({ threshold: 5, windowSeconds: 60, clock });
+      const group = new RateLimitGroup([redis, memory]);
+      const decided = [];
+      for (let i = 0; i < 3; i++) decided.push((await group.allowRequest('alice')).allowed);
+      expect(decided).toEqual([true, true, false]);
+      expect(memory.peekSync('alice').remaining).toBe(3);
+    });
+  });
+});
+
+describe('options', () => {
+  const client = { evalsha: () => Promise.resolve(), eval: () => Promise.resolve() };
+  it.each([
+    [{ client, prefix: 'a{b' }, RangeError, /`prefix`.*without `\{` or `\}`.*"a\{b"/],
+    [{ client, prefix: 7 }, TypeError, /`prefix`/],
+    [{ client }, TypeError, /`prefix`.*without.*`undefined`/],
+    [{ client, prefix: 'p:', timeoutSeconds: 0 }, RangeError, /`timeoutSeconds`.*0\.001.*`0`/],
+    [{ client, prefix: 'p:', timeoutSeconds: Number.NaN }, RangeError, /`timeoutSeconds`/],
+    [{ client, prefix: 'p:', timeoutSeconds: '1' }, TypeError, /`timeoutSeconds`/],
+    [{ client, prefix: 'p:', onFailure: 'maybe' }, RangeError, /`onFailure`.*"fail-closed".*"maybe"/],
+    [{ client, prefix: 'p:', time: 'local' }, RangeError, /`time`.*"redis" or "limiter"/],
+    [{ client, prefix: 'p:', onError: 'log' }, TypeError, /`onError`/],
+    [{ client, prefix: null }, TypeError, /`prefix`.*`null`/],
+    [{ client, prefix: 'p:', timeoutSeconds: null }, TypeError, /`timeoutSeconds`.*`null`/],
+    [{ client, prefix: 'p:', onFailure: null }, TypeError, /`onFailure`.*`null`/],
+    [{ client, prefix: 'p:', time: null }, TypeError, /`time`.*`null`/],
+    [{ client: {}, prefix: 'p:' }, TypeError, /`client`.*node-redis or ioredis/],
+    [{ client: null, prefix: 'p:' }, TypeError, /`client`/],
+  ])('rejects %o', (options, type, message) => {
+    expect(() => new RedisSlidingWindowLog(options as unknown as RedisStrategyOptions)).toThrow(type);
+    expect(() => new RedisGCRA(options as unknown as RedisStrategyOptions)).toThrow(message);
+  });
+
+  it('caps the log threshold at 10,000 (one member per unit) and both windows at 10^8 s', () => {
+    const strategy = new RedisSlidingWindowLog({ client, prefix: 'p:' });
+    expect(() => new RateLimiter({ threshold: 10_001, windowSeconds: 1, strategy })).toThrow(/`threshold`.*at most 10000/);
+    expect(() => new RateLimiter({ threshold: 1, windowSeconds: 1e8 + 1, strategy })).toThrow(
+      /`windowSeconds`.*0\.001 to 100000000 with the redis-sliding-window-log strategy, got `100000001`/,
+    );
+    const tiered = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      strategy: new RedisGCRA({ client, prefix: 'p:' }),
+      limitFor: () => ({ threshold: 1, windowSeconds: 9.3e12 }),
+    });
+    // The tier is checked at the decision, before Redis is called: nothing is written.
+    return expect(tiered.allowRequest('a')).rejects.toThrow(/`limitFor\(\)\.windowSeconds`.*100000000/);
+    expect(() => new RateLimiter({ threshold: 1e9, windowSeconds: 1, strategy: new RedisGCRA({ client, prefix: 'p:' }) })).not.toThrow();
+  });
+});
+
+describe('replies that are not what the script returns (a misbehaving adapter)', () => {
+  /** An adapter that answers every call with `reply`, as a broken client or proxy might. */
+  function answering(reply: unknown): RedisAdapter {
+    return { ratewardenAdapter: true, evalSha: async () => reply, eval: async () => reply };
+  }
+  const circular: unknown[] = [1];
+  circular.push(circular);
+
+  it.each([
+    ['remaining below 0', [1, -5, 0, 1000, 0]],
+    ['remaining above the limit', [1, 11, 0, 1000, 0]],
+    ['a wait while allowed', [1, 3, 5_000_000, 1000, 0]],
+    ['no wait while rejected', [0, 0, 0, 1000, 0]],
+    ['a negative wait', [0, 0, -5000, 1000, 0]],
+    ['a negative reset', [1, 3, 0, -5000, 0]],
+    ['a reset beyond the window', [1, 3, 0, 10_000_001, 0]],
+    ['never, while allowed', [1, 3, -1, 0, 0]],
+    ['nulls', [null, null, null, null, 0]],
+    ['empty strings', ['', '', '', '', 0]],
+    ['nested arrays', [[1], [4], [0], [10000], 0]],
+    ['booleans', [true, 3, 0, 0, 0]],
+    ['too few elements', [1, 3, 0, 0]],
+    ['a circular array', circular],
+    ['not an array', 'OK'],
+  ])('%s: a RedisReplyError, through the failure policy', async (_label, reply) => {
+    const errors: unknown[] = [];
+    const strict = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisSlidingWindowLog({ client: answering(reply), prefix: 'p:', onError: (e) => errors.push(e) }),
+    });
+    await expect(strict.allowRequest('alice')).rejects.toThrow(RedisReplyError);
+    const open = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisGCRA({ client: answering(reply), prefix: 'p:', onFailure: 'fail-open', onError: (e) => errors.push(e) }),
+    });
+    expect(await open.allowRequest('alice')).toMatchObject({ allowed: true, degraded: 'fail-open' });
+    expect(errors).toHaveLength(2);
+    expect(errors.every((e) => e instanceof RedisReplyError)).toBe(true);
+  });
+
+  it('accepts the replies the script does return, from either client shape', async () => {
+    // The log replies in integer microseconds; GCRA in doubles (strings from RESP2 clients).
+    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_500_000, 9_000_000, 0]), prefix: 'p:' }) });
+    expect(await log.allowRequest('alice')).toEqual({ allowed: false, remaining: 0, retryAfter: 2.5, limit: 10, resetAfter: 9 });
+    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', 'inf', '1500.5', '0']), prefix: 'p:' }) });
+    expect(await gcra.allowRequest('alice', { cost: 11 })).toEqual({ allowed: false, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 1.5005 });
+  });
+
+  it('ignores an onError that rejects (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const limiter = new RateLimiter({
+        threshold: 10,
+        windowSeconds: 10,
+        strategy: new RedisGCRA({
+          client: answering('garbage'),
+          prefix: 'p:',
+          onFailure: 'fail-closed',
+          onError: async () => {
+            throw new Error('the logger is down');
+          },
+        }),
+      });
+      expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+      // Let the rejected logger promise settle (macrotask: unhandled rejections are reported by then).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

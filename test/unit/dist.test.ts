@@ -1,0 +1,62 @@
+// What ships is what is tested: the built ESM and CJS bundles load and decide.
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+// Through a variable, so that type-checking does not need dist/ to be built.
+const packageName: string = 'ratewarden';
+
+describe('the built package (dist/)', () => {
+  it('loads through the ESM export and decides', async () => {
+    const mod = (await import(packageName)) as typeof import('../../src/index.js');
+    let now = 0;
+    const limiter = new mod.RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    expect(limiter.allowRequestSync('a').allowed).toBe(true);
+    expect(limiter.allowRequestSync('a').allowed).toBe(false);
+    now = 1_000;
+    expect((await limiter.allowRequest('a')).allowed).toBe(true);
+    expect(Object.keys(mod).sort()).toEqual(
+      [
+        'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
+        'RateWardenRangeError', 'RateWardenTypeError', 'RateWardenWaitError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
+        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'performanceClock',
+        'rateLimitHeaders', 'rateLimitProblem',
+      ],
+    );
+  });
+
+  it('loads through the CJS export and throws the documented errors', () => {
+    const mod = require(packageName) as typeof import('../../src/index.js');
+    expect(require.resolve(packageName)).toMatch(/dist[\\/]index\.cjs$/);
+    expect(() => new mod.RateLimiter({ threshold: 0, windowSeconds: 1 })).toThrow(RangeError);
+    const limiter = new mod.RateLimiter({ threshold: 2, windowSeconds: 1, clock: () => 0 });
+    expect(limiter.allowRequestSync({ id: 'x' }).remaining).toBe(1);
+  });
+
+  it('ships ratewarden/redis in both formats, sharing the core (one set of classes)', async () => {
+    const core = (await import(packageName)) as typeof import('../../src/index.js');
+    const redis = (await import(`${packageName}/redis`)) as typeof import('../../src/redis/index.js');
+    expect(Object.keys(redis).sort()).toEqual([
+      'DECIDE_SCRIPT', 'RedisGCRA', 'RedisReplyError', 'RedisSlidingWindowLog', 'RedisStrategy', 'RedisTimeoutError', 'toRedisAdapter',
+    ]);
+    // The subpath's errors are the core's classes, not copies.
+    expect(() => new redis.RedisGCRA({ client: null, prefix: 'p:' })).toThrow(core.RateWardenTypeError);
+    const cjs = require(`${packageName}/redis`) as typeof import('../../src/redis/index.js');
+    expect(require.resolve(`${packageName}/redis`)).toMatch(/dist[\\/]redis\.cjs$/);
+    const cjsCore = require(packageName) as typeof import('../../src/index.js');
+    expect(() => new cjs.RedisSlidingWindowLog({ client: {}, prefix: 'p:' })).toThrow(cjsCore.RateWardenTypeError);
+  });
+
+  it('keeps the core free of Node built-ins (it runs in browsers and edge runtimes)', async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const dist = new URL('../../dist/', import.meta.url);
+    const core = readdirSync(dist).filter((f) => /^(index|chunk-[\w-]+)\.(js|cjs)$/.test(f));
+    expect(core.length).toBeGreaterThanOrEqual(4);
+    for (const file of core) {
+      const source = readFileSync(new URL(file, dist), 'utf8');
+      const imported = [...source.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)["']([^"']+)["']/g)].map((m) => m[1]);
+      expect(imported.every((specifier) => specifier?.startsWith('./')), `${file} imports ${imported.join(', ')}`).toBe(true);
+    }
+    expect(readFileSync(new URL('redis.js', dist), 'utf8')).toMatch(/from ["'](node:)?crypto["']/);
+  });
+});

@@ -1,0 +1,217 @@
+// Several limits at once, all or nothing.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  GCRA,
+  type Limit,
+  RateLimitGroup,
+  RateLimiter,
+  type RateLimitResult,
+  type RateLimitStrategy,
+} from '../../src/index.js';
+
+function pair() {
+  const clock = { now: 0 };
+  const read = () => clock.now;
+  const perSecond = new RateLimiter({ threshold: 2, windowSeconds: 1, clock: read });
+  const perTen = new RateLimiter({ threshold: 5, windowSeconds: 10, clock: read });
+  const group = new RateLimitGroup([
+    { limiter: perSecond, name: 'per-second' },
+    { limiter: perTen, name: 'per-10s' },
+  ]);
+  return { clock, perSecond, perTen, group };
+}
+
+describe('RateLimitGroup (synchronous strategies)', () => {
+  it('allows only when every limit allows, and then records in each', () => {
+    const { clock, perSecond, perTen, group } = pair();
+    const first = group.allowRequestSync('u');
+    expect(first).toMatchObject({ allowed: true, remaining: 1, limit: 2, binding: 0, names: ['per-second', 'per-10s'] });
+    expect(first.results.map((r) => r.remaining)).toEqual([1, 4]);
+    group.allowRequestSync('u');
+    const third = group.allowRequestSync('u'); // the per-second limit rejects
+    expect(third).toMatchObject({ allowed: false, binding: 0, limit: 2, retryAfter: 1 });
+    // Nothing was recorded in the per-10s limit by the rejected request.
+    expect(perTen.peekSync('u').remaining).toBe(3);
+    expect(perSecond.peekSync('u').remaining).toBe(0);
+    clock.now = 1_000;
+    group.allowRequestSync('u');
+    group.allowRequestSync('u');
+    expect(perTen.peekSync('u').remaining).toBe(1);
+    clock.now = 2_000;
+    group.allowRequestSync('u'); // the 5th in 10 s
+    const blocked = group.allowRequestSync('u'); // per-second allows (1 left), per-10s rejects
+    expect(blocked).toMatchObject({ allowed: false, binding: 1, limit: 5, remaining: 0 });
+    expect(blocked.retryAfter).toBe(8); // the oldest of the 10-second window (at 0) expires at 10 s
+    expect(perSecond.peekSync('u').remaining).toBe(1); // untouched by the rejection
+  });
+
+  it('reports the longest wait, and Infinity when the cost exceeds one limit', () => {
+    const { group } = pair();
+    expect(group.allowRequestSync('u', { cost: 3 })).toMatchObject({ allowed: false, retryAfter: Infinity, binding: 0 });
+    expect(group.peekSync('u', { cost: 2 })).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('limits on other keys: a per-user limit and one global limit shared by all', () => {
+    const clock = { now: 0 };
+    const perUser = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => clock.now });
+    const global = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new GCRA(), clock: () => clock.now });
+    const group = new RateLimitGroup([perUser, { limiter: global, key: () => 'everyone' }]);
+    const outcomes = ['a', 'a', 'a', 'a', 'b', 'b', 'c', 'c'].map((u) => group.allowRequestSync(u).allowed);
+    expect(outcomes).toEqual([true, true, true, false, true, true, false, false]);
+    expect(global.size).toBe(1);
+    expect(perUser.peekSync('c').remaining).toBe(3); // c's rejected requests recorded nothing
+    expect(group.names).toEqual(['limit-1', 'limit-2']);
+  });
+
+  it('refuses the same key of the same limiter twice, and bad members', () => {
+    const limiter = new RateLimiter({ threshold: 3, windowSeconds: 1 });
+    const twice = new RateLimitGroup([limiter, limiter]);
+    expect(() => twice.allowRequestSync('u')).toThrow(/distinct keys, got the key `u` twice/);
+    const distinct = new RateLimitGroup([limiter, { limiter, key: () => 'global' }]);
+    expect(distinct.allowRequestSync('u').allowed).toBe(true);
+    expect(() => new RateLimitGroup([])).toThrow(TypeError);
+    // eslint-disable-next-line no-sparse-arrays
+    expect(() => new RateLimitGroup([, limiter] as never)).toThrow(/`members\[0\]`/);
+    expect(() => new RateLimitGroup([{} as never])).toThrow(/`members\[0\]`/);
+    expect(() => new RateLimitGroup([{ limiter, key: 'x' } as never])).toThrow(/`members\[0\].key` to be a function/);
+  });
+
+  it('a member full under maxKeys rejects at the check: nothing is recorded anywhere', () => {
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => 0 });
+    const b = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 1, clock: () => 0 });
+    b.allowRequestSync('bob');
+    const group = new RateLimitGroup([a, b]);
+    const r = group.allowRequestSync('alice');
+    expect(r).toMatchObject({ allowed: false, binding: 1 });
+    expect(a.peekSync('alice').remaining).toBe(5);
+    expect(group.peekSync('alice').allowed).toBe(false);
+  });
+
+  it('validates user and cost like a limiter, rejecting (never throwing) from allowRequest', async () => {
+    const { group, perSecond } = pair();
+    expect(() => group.allowRequestSync('')).toThrow(RangeError);
+    await expect(group.allowRequest('u', { cost: 0 })).rejects.toBeInstanceOf(RangeError);
+    expect(perSecond.size).toBe(0);
+  });
+
+  it('property: equals "check each, then record in all" and never over-admits any limit', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ advance: fc.integer({ min: 0, max: 700 }), cost: fc.integer({ min: 1, max: 3 }) }), { maxLength: 150 }),
+        (steps) => {
+          let now = 0;
+          const make = () => [
+            new RateLimiter({ threshold: 3, windowSeconds: 1, clock: () => now }),
+            new RateLimiter({ threshold: 7, windowSeconds: 5, clock: () => now }),
+          ] as const;
+          const [a, b] = make();
+          const [refA, refB] = make();
+          const group = new RateLimitGroup([a, b]);
+          const admittedAt: number[] = [];
+          for (const s of steps) {
+            now += s.advance;
+            const r = group.allowRequestSync('k', { cost: s.cost });
+            const fits = refA.peekSync('k', { cost: s.cost }).allowed && refB.peekSync('k', { cost: s.cost }).allowed;
+            expect(r.allowed).toBe(fits);
+            if (fits) {
+              refA.allowRequestSync('k', { cost: s.cost });
+              refB.allowRequestSync('k', { cost: s.cost });
+              for (let i = 0; i < s.cost; i++) admittedAt.push(now);
+            }
+            expect(r.remaining).toBe(Math.min(refA.peekSync('k').remaining, refB.peekSync('k').remaining));
+          }
+          for (const t of admittedAt) {
+            expect(admittedAt.filter((u) => u > t - 1_000 && u <= t).length).toBeLessThanOrEqual(3);
+            expect(admittedAt.filter((u) => u > t - 5_000 && u <= t).length).toBeLessThanOrEqual(7);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+/** A counter strategy that awaits between reading and writing (like a store). */
+class AwaitingCounter implements RateLimitStrategy<{ count: number }> {
+  readonly name = 'awaiting-counter';
+  readonly synchronous = false;
+  createState() {
+    return { count: 0 };
+  }
+  async consume(_k: string, s: { count: number }, _n: number, cost: number, limit: Limit): Promise<RateLimitResult> {
+    const seen = s.count;
+    for (let i = 0; i < 3; i++) await Promise.resolve();
+    if (seen + cost > limit.threshold) return { allowed: false, remaining: limit.threshold - seen, retryAfter: 1, limit: limit.threshold, resetAfter: 1 };
+    s.count = seen + cost;
+    return { allowed: true, remaining: limit.threshold - s.count, retryAfter: 0, limit: limit.threshold, resetAfter: 1 };
+  }
+  async peek(_k: string, s: { count: number } | undefined, _n: number, cost: number, limit: Limit): Promise<RateLimitResult> {
+    for (let i = 0; i < 2; i++) await Promise.resolve();
+    const seen = s?.count ?? 0;
+    return { allowed: seen + cost <= limit.threshold, remaining: limit.threshold - seen, retryAfter: seen + cost <= limit.threshold ? 0 : 1, limit: limit.threshold, resetAfter: 0 };
+  }
+  sweep() {
+    return false;
+  }
+}
+
+describe('RateLimitGroup (asynchronous strategies)', () => {
+  it('is all or nothing under concurrency: both limits count the same requests', async () => {
+    const a = new RateLimiter({ threshold: 7, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const b = new RateLimiter({ threshold: 10, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([a, b]);
+    const results = await Promise.all(Array.from({ length: 50 }, () => group.allowRequest('k')));
+    expect(results.filter((r) => r.allowed).length).toBe(7);
+    expect((await b.peek('k')).remaining).toBe(3); // 7 recorded in b too, no more
+    expect(() => group.allowRequestSync('k')).toThrow(TypeError);
+  });
+
+  it('cannot deadlock: groups sharing limiters in opposite orders, many concurrent calls', async () => {
+    const a = new RateLimiter({ threshold: 1_000, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const b = new RateLimiter({ threshold: 1_000, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const ab = new RateLimitGroup([a, { limiter: b, key: () => 'shared' }]);
+    const ba = new RateLimitGroup([{ limiter: b, key: () => 'shared' }, a]);
+    const calls = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? ab : ba).allowRequest(`user-${i % 5}`));
+    const results = await Promise.all(calls);
+    expect(results.every((r) => r.allowed)).toBe(true);
+    expect((await b.peek('shared')).remaining).toBe(800);
+  });
+
+  it('a failing check rejects the group once, after every check has settled (no unhandled rejection)', async () => {
+    const failing = (how: 'sync' | 'async'): RateLimitStrategy<{ count: number }> => {
+      const base = new AwaitingCounter();
+      return {
+        name: `failing-${how}`,
+        synchronous: false,
+        createState: () => base.createState(),
+        consume: (...args) => base.consume(...args),
+        peek: how === 'sync' ? () => { throw new Error('sync peek failure'); } : async () => { throw new Error('async peek failure'); },
+        sweep: () => false,
+      };
+    };
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: failing('async'), clock: () => 0 });
+    const b = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: failing('sync'), clock: () => 0 });
+    const c = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([a, b, c]);
+    await expect(group.allowRequest('k')).rejects.toThrow(/peek failure/);
+    expect((await c.peek('k')).remaining).toBe(5);
+  });
+
+  it('mixes synchronous and asynchronous limits, all or nothing', async () => {
+    const sync = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => 0 });
+    const remote = new RateLimiter({ threshold: 100, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([sync, remote]);
+    const results = await Promise.all(Array.from({ length: 10 }, () => group.allowRequest('k')));
+    expect(results.filter((r) => r.allowed).length).toBe(3);
+    expect((await remote.peek('k')).remaining).toBe(97);
+    // Direct synchronous use of the shared limiter interleaves safely with the group.
+    const concurrent = Promise.all([group.allowRequest('m'), group.allowRequest('m')]);
+    sync.allowRequestSync('m');
+    sync.allowRequestSync('m');
+    const [x, y] = await concurrent;
+    expect([x.allowed, y.allowed].filter(Boolean).length).toBe(1);
+    expect(sync.peekSync('m').remaining).toBe(0);
+    expect((await remote.peek('m')).remaining).toBe(99);
+  });
+});

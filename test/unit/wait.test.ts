@@ -1,0 +1,524 @@
+// waitForSlot: outbound throttling. Fake timers only (the limiter's clock reads the fake time):
+// nothing here sleeps.
+import { getEventListeners } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
+import type { RateLimitResult, RateLimitStrategy, RateWardenWaitError } from '../../src/index.js';
+
+/** Follows a promise without awaiting it. */
+function track<T>(promise: Promise<T>): { done: boolean; value?: T; error?: unknown; rejected: boolean } {
+  const state: { done: boolean; value?: T; error?: unknown; rejected: boolean } = { done: false, rejected: false };
+  promise.then(
+    (value) => {
+      state.done = true;
+      state.value = value;
+    },
+    (error: unknown) => {
+      state.done = true;
+      state.rejected = true;
+      state.error = error;
+    },
+  );
+  return state;
+}
+
+/** Lets pending promise callbacks run, without moving the fake time. */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+}
+
+/** The default strategy, behind promises: an asynchronous strategy (decided under the key's lock). */
+function asyncLog(): RateLimitStrategy<unknown> {
+  const log = new SlidingWindowLog() as unknown as RateLimitStrategy<unknown>;
+  return {
+    name: 'async-log',
+    synchronous: false,
+    createState: (limit) => log.createState(limit),
+    consume: async (key, state, now, cost, limit) => log.consume(key, state, now, cost, limit),
+    peek: async (key, state, now, cost, limit) => log.peek(key, state, now, cost, limit),
+    sweep: (state, now, limit) => log.sweep(state, now, limit),
+  };
+}
+
+function limiter(threshold: number, windowSeconds: number, strategy?: RateLimitStrategy<unknown>): RateLimiter<unknown> {
+  return new RateLimiter<unknown>({
+    threshold,
+    windowSeconds,
+    clock: () => Date.now(),
+    ...(strategy === undefined ? {} : { strategy }),
+  });
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('waitForSlot', () => {
+  it('resolves at once, with the recorded result, when the request is allowed now', async () => {
+    const l = limiter(2, 1);
+    const result = await l.waitForSlot('a');
+    expect(result).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 1 });
+    expect(l.peekSync('a').remaining).toBe(1);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats().waiting).toBe(0);
+  });
+
+  it('waits exactly retryAfter, then resolves (not a millisecond before)', async () => {
+    const l = limiter(2, 1);
+    const start = Date.now();
+    l.allowRequestSync('a');
+    await vi.advanceTimersByTimeAsync(300);
+    l.allowRequestSync('a');
+    expect(l.peekSync('a').retryAfter).toBe(0.7);
+    const wait = track(l.waitForSlot('a'));
+    await flush();
+    expect(wait.done).toBe(false);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(l.stats().waiting).toBe(1);
+    await vi.advanceTimersByTimeAsync(699);
+    expect(wait.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(wait.done).toBe(true);
+    expect(wait.value?.allowed).toBe(true);
+    expect(Date.now() - start).toBe(1_000);
+    expect(l.peekSync('a').remaining).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats().waiting).toBe(0);
+  });
+
+  it('rejects with the reason when the signal had already aborted, consuming nothing', async () => {
+    const l = limiter(1, 1);
+    const reason = new Error('gave up');
+    await expect(l.waitForSlot('a', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(l.peekSync('a').remaining).toBe(1);
+    expect(l.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    // The default reason is an AbortError DOMException.
+    const controller = new AbortController();
+    controller.abort();
+    await expect(l.waitForSlot('a', { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('rejects with the reason when aborted during the wait, removing its timer and listener; the next waiter gets the slot', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const first = track(l.waitForSlot('a', { signal: controller.signal }));
+    const second = track(l.waitForSlot('a'));
+    await vi.advanceTimersByTimeAsync(400);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    const reason = new Error('timeout');
+    controller.abort(reason);
+    await flush();
+    expect(first).toMatchObject({ done: true, rejected: true, error: reason });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(second.done).toBe(false);
+    expect(l.stats().waiting).toBe(1);
+    // The aborted waiter's timer is gone; the second one waits for the same slot, at 1 s.
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(599);
+    expect(second.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(second.value?.allowed).toBe(true);
+    // Only the second waiter's request was recorded.
+    expect(l.peekSync('a')).toMatchObject({ allowed: false, remaining: 0, retryAfter: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('lets a waiter queued behind others abort without disturbing them', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const order: string[] = [];
+    const first = l.waitForSlot('a').then(() => order.push('first'));
+    const middle = track(l.waitForSlot('a', { signal: controller.signal }));
+    const last = l.waitForSlot('a').then(() => order.push('last'));
+    controller.abort();
+    await flush();
+    expect(middle.rejected).toBe(true);
+    expect(l.stats().waiting).toBe(2);
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all([first, last]);
+    expect(order).toEqual(['first', 'last']);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('rejects up front, without waiting, when the wait would exceed maxWaitSeconds', async () => {
+    const l = limiter(1, 10);
+    l.allowRequestSync('a');
+    const started = Date.now();
+    let caught: unknown;
+    try {
+      await l.waitForSlot('a', { maxWaitSeconds: 5 });
+    } catch (error) {
+      caught = error;
+    }
+    expect(Date.now()).toBe(started);
+    expect(caught).toBeInstanceOf(RangeError);
+    const error = caught as RateWardenWaitError;
+    expect(error.code).toBe('ERR_RATEWARDEN_WAIT_TOO_LONG');
+    expect(error.message).toBe(
+      'Expected a slot within `maxWaitSeconds` (5 s), but waiting for one would take 10 s: the limit is 1 request per 10 s',
+    );
+    expect(error).toMatchObject({ retryAfter: 10, maxWaitSeconds: 5, limit: 1, windowSeconds: 10, cost: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats()).toMatchObject({ waiting: 0, allowed: 1, rejected: 1 });
+    // A bound the wait fits in exactly is enough.
+    const fits = track(l.waitForSlot('a', { maxWaitSeconds: 10 }));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(fits.value?.allowed).toBe(true);
+    // maxWaitSeconds: 0 takes a free slot, and only a free one.
+    expect((await l.waitForSlot('b', { maxWaitSeconds: 0 })).allowed).toBe(true);
+    await expect(l.waitForSlot('b', { maxWaitSeconds: 0 })).rejects.toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG' });
+  });
+
+  it('rejects a waiter queued behind one due later than its bound at once, with the lower bound of its wait', async () => {
+    const l = limiter(1, 10);
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    await flush();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await expect(l.waitForSlot('a', { maxWaitSeconds: 5 })).rejects.toMatchObject({
+      code: 'ERR_RATEWARDEN_WAIT_TOO_LONG',
+      retryAfter: 8,
+      message: expect.stringContaining('at least 8 s (behind 1 earlier waiter for the key)'),
+    });
+    // Queued before the head learnt its wait: rejected as soon as the head sets its timer.
+    const m = limiter(1, 10);
+    m.allowRequestSync('a');
+    const start = Date.now();
+    const first = track(m.waitForSlot('a', { maxWaitSeconds: 20 }));
+    const impatient = track(m.waitForSlot('a', { maxWaitSeconds: 5 }));
+    const second = track(m.waitForSlot('a', { maxWaitSeconds: 15 }));
+    await flush();
+    expect(first.done).toBe(false);
+    expect(impatient.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 10 });
+    expect(Date.now()).toBe(start);
+    // The first is served at 10 s; the second could be at 20 s at best, more than its 15 s: it
+    // learns it when its turn comes, at 10 s, not at its deadline.
+    expect(second.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(first.value?.allowed).toBe(true);
+    expect(second.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 10 });
+    expect(Date.now() - start).toBe(10_000);
+    expect(head.done).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('rejects at once, recording nothing, when the cost exceeds the threshold (retryAfter Infinity)', async () => {
+    const l = limiter(3, 1);
+    const error = await l.waitForSlot('a', { cost: 4 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: Infinity, cost: 4, limit: 3 });
+    expect((error as Error).message).toBe(
+      'Expected a request the limit can allow, but one of cost 4 never can (the limit is 3 requests per 1 s): waiting would not help',
+    );
+    expect(l.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect((await l.waitForSlot('a', { cost: 3 })).remaining).toBe(0);
+  });
+
+  it('serves the waiters of one key in arrival order (FIFO), one per slot', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const start = Date.now();
+    const served: [string, number][] = [];
+    const waits = ['first', 'second', 'third'].map((name) =>
+      l.waitForSlot('a').then(() => served.push([name, Date.now() - start])),
+    );
+    await vi.advanceTimersByTimeAsync(3_000);
+    await Promise.all(waits);
+    expect(served).toEqual([
+      ['first', 1_000],
+      ['second', 2_000],
+      ['third', 3_000],
+    ]);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats().waiting).toBe(0);
+  });
+
+  it('lets no later waiter overtake an earlier one, not even a smaller request that would fit now', async () => {
+    const l = limiter(3, 1);
+    l.allowRequestSync('a');
+    const served: string[] = [];
+    const big = l.waitForSlot('a', { cost: 3 }).then(() => served.push('big'));
+    const small = l.waitForSlot('a', { cost: 1 }).then(() => served.push('small'));
+    await flush();
+    expect(served).toEqual([]);
+    expect(l.peekSync('a').remaining).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await big;
+    expect(served).toEqual(['big']);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await small;
+    expect(served).toEqual(['big', 'small']);
+  });
+
+  it('serves several waiters at once when the slots are there', async () => {
+    const l = limiter(3, 1);
+    const results = await Promise.all([l.waitForSlot('a'), l.waitForSlot('a'), l.waitForSlot('a')]);
+    expect(results.map((r) => r.remaining)).toEqual([2, 1, 0]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('never makes waiters of different keys wait for each other', async () => {
+    const l = limiter(1, 60);
+    l.allowRequestSync('a');
+    const a = track(l.waitForSlot('a'));
+    const b = await l.waitForSlot('b');
+    expect(b.allowed).toBe(true);
+    expect(a.done).toBe(false);
+    expect(l.stats().waiting).toBe(1);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(a.value?.allowed).toBe(true);
+  });
+
+  it('leaves no timer pending once every waiter has settled, however it settled', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const outcomes = [
+      l.waitForSlot('a').catch(() => 'rejected'),
+      l.waitForSlot('a', { signal: controller.signal }).catch(() => 'aborted'),
+      l.waitForSlot('a', { maxWaitSeconds: 1.5 }).catch(() => 'too long'),
+      l.waitForSlot('a', { cost: 2 }).catch(() => 'never'),
+      l.waitForSlot('b', { signal: AbortSignal.timeout(100_000) }),
+    ];
+    await vi.advanceTimersByTimeAsync(500);
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(5_000);
+    const settled = await Promise.all(outcomes);
+    expect(settled.slice(1, 4)).toEqual(['aborted', 'too long', 'never']);
+    expect(settled[0]).toMatchObject({ allowed: true });
+    // AbortSignal.timeout's own timer is the host's, not the limiter's.
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats().waiting).toBe(0);
+  });
+
+  it('wakes a waiter at once when reset() forgets its key', async () => {
+    const l = limiter(1, 60);
+    l.allowRequestSync('a');
+    const wait = track(l.waitForSlot('a'));
+    await flush();
+    expect(l.reset('a')).toBe(true);
+    await flush();
+    expect(wait.value?.allowed).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('validates its options, rejecting (never throwing) with errors naming them', async () => {
+    const l = limiter(1, 1);
+    const cases: [unknown, unknown, ErrorConstructor, RegExp][] = [
+      ['', undefined, RangeError, /`user`/],
+      ['a', 5, TypeError, /`options`/],
+      ['a', { cost: 0 }, RangeError, /`cost`/],
+      ['a', { cost: '1' }, TypeError, /`cost`/],
+      ['a', { signal: {} }, TypeError, /`signal` to be an AbortSignal/],
+      ['a', { maxWaitSeconds: -1 }, RangeError, /`maxWaitSeconds`/],
+      ['a', { maxWaitSeconds: Number.NaN }, RangeError, /`maxWaitSeconds`/],
+      ['a', { maxWaitSeconds: '5' }, TypeError, /`maxWaitSeconds`/],
+    ];
+    for (const [user, options, type, message] of cases) {
+      let pending: Promise<unknown> | undefined;
+      expect(() => {
+        pending = l.waitForSlot(user as string, options as undefined).catch((e: unknown) => e);
+      }).not.toThrow();
+      const error = await pending;
+      expect(error).toBeInstanceOf(type);
+      expect((error as Error).message).toMatch(message);
+    }
+    expect(l.size).toBe(0);
+    expect((await l.waitForSlot('a', { maxWaitSeconds: Infinity })).allowed).toBe(true);
+  });
+
+  it('works with a User object and a tier chosen by limitFor', async () => {
+    const pro = { threshold: 2, windowSeconds: 1 };
+    const l = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      clock: () => Date.now(),
+      limitFor: (user) => (typeof user === 'object' && user.name === 'pro' ? pro : undefined),
+    });
+    const user = { id: 'u1', name: 'pro' };
+    expect((await l.waitForSlot(user)).limit).toBe(2);
+    expect((await l.waitForSlot(user)).remaining).toBe(0);
+    await expect(l.waitForSlot(user, { cost: 3 })).rejects.toMatchObject({ limit: 2, retryAfter: Infinity });
+    const third = track(l.waitForSlot(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(third.value?.allowed).toBe(true);
+  });
+
+  it('keeps the queue consistent when a decision listener aborts the waiter being decided', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const first = track(l.waitForSlot('a', { signal: controller.signal }));
+    const second = track(l.waitForSlot('a'));
+    // Abort the first waiter from inside the decision made for it (its first retry, at 1 s).
+    let decisions = 0;
+    l.on('decision', () => {
+      decisions++;
+      if (decisions === 1) controller.abort(new Error('from a listener'));
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(first.error).toEqual(new Error('from a listener'));
+    // The first waiter was allowed (and recorded) before the abort; the second waits one more
+    // window, decided once per attempt, with one timer.
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(second.value).toMatchObject({ allowed: true });
+    expect(decisions).toBe(3);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  describe('with an asynchronous strategy', () => {
+    it('waits, serves in order and leaves no timer', async () => {
+      const l = limiter(1, 1, asyncLog());
+      await l.allowRequest('a');
+      const start = Date.now();
+      const served: [string, number][] = [];
+      const waits = ['first', 'second', 'third'].map((name) =>
+        l.waitForSlot('a').then((r) => served.push([`${name} ${r.allowed}`, Date.now() - start])),
+      );
+      await vi.advanceTimersByTimeAsync(999);
+      expect(served).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2_001);
+      await Promise.all(waits);
+      expect(served).toEqual([
+        ['first true', 1_000],
+        ['second true', 2_000],
+        ['third true', 3_000],
+      ]);
+      expect(vi.getTimerCount()).toBe(0);
+      expect(l.stats()).toMatchObject({ waiting: 0, allowed: 4 });
+    });
+
+    it('aborts a waiter during its wait, consuming nothing, and rejects beyond maxWaitSeconds up front', async () => {
+      const l = limiter(1, 1, asyncLog());
+      await l.allowRequest('a');
+      const controller = new AbortController();
+      const first = track(l.waitForSlot('a', { signal: controller.signal }));
+      const second = track(l.waitForSlot('a'));
+      await vi.advanceTimersByTimeAsync(500);
+      controller.abort(new Error('stop'));
+      await flush();
+      expect(first.error).toEqual(new Error('stop'));
+      await vi.advanceTimersByTimeAsync(500);
+      expect(second.value?.allowed).toBe(true);
+      await expect(l.waitForSlot('a', { maxWaitSeconds: 0.5 })).rejects.toMatchObject({ retryAfter: 1 });
+      expect((await l.peek('a')).remaining).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('consumes nothing for a waiter aborted while its attempt waits for the key\'s lock', async () => {
+      const log = asyncLog();
+      let release: (() => void) | undefined;
+      let calls = 0;
+      const gated: RateLimitStrategy<unknown> = {
+        ...log,
+        consume: (...args) => {
+          calls++;
+          // The first decision holds the key's lock until released.
+          if (calls > 1) return log.consume(...args);
+          return new Promise<void>((resolve) => {
+            release = resolve;
+          }).then(() => log.consume(...args));
+        },
+      };
+      const l = limiter(5, 1, gated);
+      const holding = l.allowRequest('a');
+      await flush();
+      const controller = new AbortController();
+      const waiter = track(l.waitForSlot('a', { signal: controller.signal }));
+      await flush();
+      controller.abort(new Error('gone'));
+      await flush();
+      expect(waiter.error).toEqual(new Error('gone'));
+      release?.();
+      await holding;
+      await flush();
+      // Only the first decision ran: the aborted waiter's attempt never decided.
+      expect(calls).toBe(1);
+      expect((await l.peek('a')).remaining).toBe(4);
+      expect(l.stats()).toMatchObject({ allowed: 1, waiting: 0 });
+    });
+
+    it('rejects at once a waiter aborted while its attempt is in flight; the attempt completes in the store', async () => {
+      const log = asyncLog();
+      let release: (() => void) | undefined;
+      const slow: RateLimitStrategy<unknown> = {
+        ...log,
+        consume: (...args) =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+          }).then(() => log.consume(...args)),
+      };
+      const l = limiter(2, 1, slow);
+      const controller = new AbortController();
+      const first = track(l.waitForSlot('a', { signal: controller.signal }));
+      const second = track(l.waitForSlot('a'));
+      await flush();
+      controller.abort(new Error('late'));
+      await flush();
+      expect(first.error).toEqual(new Error('late'));
+      expect(second.done).toBe(false);
+      release?.();
+      await flush();
+      // The aborted attempt was allowed and recorded (documented); the next waiter tried after it.
+      release?.();
+      await flush();
+      expect(second.value).toMatchObject({ allowed: true, remaining: 0 });
+      expect(l.stats()).toMatchObject({ allowed: 2, waiting: 0 });
+    });
+
+    it('queues the waiters of an external strategy (no per-key lock) the same way', async () => {
+      const log = asyncLog();
+      const states = new Map<string, unknown>();
+      const external: RateLimitStrategy<unknown> = {
+        ...log,
+        external: true,
+        consume: async (key, _state, now, cost, limit) => {
+          const state = states.get(key) ?? log.createState(limit);
+          states.set(key, state);
+          return log.consume(key, state, now, cost, limit);
+        },
+      };
+      const l = limiter(1, 1, external);
+      const start = Date.now();
+      const served: number[] = [];
+      const waits = [1, 2, 3].map((n) => l.waitForSlot('a').then(() => served.push(n * 10_000 + Date.now() - start)));
+      await vi.advanceTimersByTimeAsync(2_000);
+      await Promise.all(waits);
+      expect(served).toEqual([10_000, 21_000, 32_000]);
+      expect(l.size).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('rejects the waiter whose attempt fails, and lets the next one try', async () => {
+      let fail = true;
+      const log = asyncLog();
+      const flaky: RateLimitStrategy<unknown> = {
+        ...log,
+        consume: async (...args) => {
+          if (fail) {
+            fail = false;
+            throw new Error('store down');
+          }
+          return log.consume(...args) as Promise<RateLimitResult>;
+        },
+      };
+      const l = limiter(1, 1, flaky);
+      const first = l.waitForSlot('a');
+      const second = l.waitForSlot('a');
+      await expect(first).rejects.toThrow('store down');
+      expect((await second).allowed).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  });
+});
