@@ -1,22 +1,33 @@
 /**
- * Errors thrown by ratewarden, and the helpers that build their messages.
+ * Every error ratewarden throws or rejects with, the one registry of their codes
+ * ({@link ErrorCode}), and the helpers that build their messages.
  *
- * Every error is a fresh instance (never a shared one), a `TypeError` for a value of the wrong
- * type and a `RangeError` for a value of the right type outside its valid range, with a stable
- * `code` and a message in the form
- * ``Expected `threshold` to be a positive safe integer, got `0` (number)``.
+ * Every error is a fresh instance (never a shared one): a `TypeError` for a value of the wrong
+ * type, a `RangeError` for a value of the right type outside its valid range, an `Error` for a
+ * failing store, each with a stable `code` and, for bad input, a message in the form
+ * ``Expected `threshold` to be a positive safe integer, got `0` (number)``. As Node.js does for
+ * its own errors, `name` is the built-in class's (`"TypeError"`, `"RangeError"`, `"Error"`) and
+ * `code` tells them apart.
  *
  * @module
  */
-
 /** Stable error codes carried by the `code` property of every error ratewarden throws. */
 export const ErrorCode = {
-  /** A value had the wrong type (a `TypeError`). */
+  /** A value had the wrong type (a {@link RateWardenTypeError}). */
   InvalidType: 'ERR_RATEWARDEN_INVALID_TYPE',
-  /** A value had the right type but was outside its valid range (a `RangeError`). */
+  /** A value had the right type but was outside its valid range (a {@link RateWardenRangeError}). */
   OutOfRange: 'ERR_RATEWARDEN_OUT_OF_RANGE',
-  /** `allowRequestSync` was called with a strategy that is not synchronous (a `TypeError`). */
+  /**
+   * A synchronous method (`allowRequestSync`, `peekSync`) was called on a limiter whose strategy
+   * is a store, which decides asynchronously (a {@link RateWardenTypeError}).
+   */
   NotSynchronous: 'ERR_RATEWARDEN_NOT_SYNCHRONOUS',
+  /** `waitForSlot` would wait longer than `maxWaitSeconds`, or forever (a {@link RateWardenWaitError}). */
+  WaitTooLong: 'ERR_RATEWARDEN_WAIT_TOO_LONG',
+  /** Redis did not answer within `timeoutSeconds` (a {@link RateWardenRedisTimeoutError}). */
+  RedisTimeout: 'ERR_RATEWARDEN_REDIS_TIMEOUT',
+  /** Redis answered with something the script never returns (a {@link RateWardenRedisReplyError}). */
+  RedisReply: 'ERR_RATEWARDEN_REDIS_REPLY',
 } as const;
 
 /** One of the {@link ErrorCode} values. */
@@ -50,6 +61,86 @@ export class RateWardenRangeError extends RangeError {
   }
 }
 
+/**
+ * The rejection of `RateLimiter.waitForSlot` when the wait would exceed `maxWaitSeconds`, or
+ * when the request can never be allowed (its cost exceeds the limit: `retryAfter` is
+ * `Infinity`). A `RangeError` with the stable code {@link ErrorCode.WaitTooLong}, and a message
+ * giving the wait needed and the limit.
+ */
+export class RateWardenWaitError extends RangeError {
+  /** The stable error code: always {@link ErrorCode.WaitTooLong}. */
+  readonly code: typeof ErrorCode.WaitTooLong = ErrorCode.WaitTooLong;
+  /**
+   * The wait needed, in seconds: exact for the first waiter of a key, a lower bound for one
+   * queued behind others (it cannot be served before them); `Infinity` when never.
+   */
+  readonly retryAfter: number;
+  /** The `maxWaitSeconds` that was exceeded (`Infinity` when not set). */
+  readonly maxWaitSeconds: number;
+  /** The threshold that applied: requests (cost units) per window. */
+  readonly limit: number;
+  /** The window of the quota that applied, in seconds. */
+  readonly windowSeconds: number;
+  /** The cost of the request. */
+  readonly cost: number;
+
+  /**
+   * @param message - the message.
+   * @param retryAfter - the wait needed, in seconds.
+   * @param maxWaitSeconds - the bound it exceeds.
+   * @param quota - the quota that applied: its `threshold` and `windowSeconds`.
+   * @param cost - the request's cost.
+   */
+  constructor(
+    message: string,
+    retryAfter: number,
+    maxWaitSeconds: number,
+    quota: { readonly threshold: number; readonly windowSeconds: number },
+    cost: number,
+  ) {
+    super(message);
+    this.name = 'RangeError';
+    this.retryAfter = retryAfter;
+    this.maxWaitSeconds = maxWaitSeconds;
+    this.limit = quota.threshold;
+    this.windowSeconds = quota.windowSeconds;
+    this.cost = cost;
+  }
+}
+
+/**
+ * The error of a Redis call that took longer than `timeoutSeconds` (code
+ * {@link ErrorCode.RedisTimeout}). Exported by `ratewarden/redis`.
+ */
+export class RateWardenRedisTimeoutError extends Error {
+  /** The stable error code: always {@link ErrorCode.RedisTimeout}. */
+  readonly code: typeof ErrorCode.RedisTimeout = ErrorCode.RedisTimeout;
+  /** The timeout that passed, in seconds. */
+  readonly timeoutSeconds: number;
+
+  /** @param timeoutSeconds - the timeout that passed, in seconds. */
+  constructor(timeoutSeconds: number) {
+    super(`Redis did not answer within ${timeoutSeconds} s (timeoutSeconds)`);
+    this.name = 'Error';
+    this.timeoutSeconds = timeoutSeconds;
+  }
+}
+
+/**
+ * The error of a script reply that is not what the script returns: a misbehaving adapter or a
+ * tampered key (code {@link ErrorCode.RedisReply}). Exported by `ratewarden/redis`.
+ */
+export class RateWardenRedisReplyError extends Error {
+  /** The stable error code: always {@link ErrorCode.RedisReply}. */
+  readonly code: typeof ErrorCode.RedisReply = ErrorCode.RedisReply;
+
+  /** @param reply - a short, safe rendering of the reply received. */
+  constructor(reply: string) {
+    super(`Unexpected reply from the ratewarden script: ${reply}`);
+    this.name = 'Error';
+  }
+}
+
 /** Renders a received value for an error message: `` `0` (number) ``, `` `"abc"` (string) ``. */
 export function describeValue(value: unknown): string {
   let shown: string;
@@ -78,17 +169,17 @@ export function describeValue(value: unknown): string {
   return `\`${shown}\` (${type})`;
 }
 
-/** @internal Builds the message ``Expected `name` to be expected, got `value` (type)``. */
+/** Builds the message ``Expected `name` to be expected, got `value` (type)``. */
 function message(name: string, expected: string, value: unknown): string {
   return `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`;
 }
 
-/** @internal */
+/** @internal The {@link RateWardenTypeError} of option `name`, which should be `expected`. */
 export function typeError(name: string, expected: string, value: unknown): RateWardenTypeError {
   return new RateWardenTypeError(message(name, expected, value));
 }
 
-/** @internal */
+/** @internal The {@link RateWardenRangeError} of option `name`, which should be `expected`. */
 export function rangeError(name: string, expected: string, value: unknown): RateWardenRangeError {
   return new RateWardenRangeError(message(name, expected, value));
 }
@@ -104,4 +195,22 @@ export function checkPositiveInteger(name: string, value: unknown): number {
     throw rangeError(name, 'a positive safe integer', value);
   }
   return value;
+}
+
+/** @internal Checks that an option is a function or undefined. */
+export function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw typeError(name, 'a function or undefined', value);
+  return value;
+}
+
+/**
+ * @internal The error of a synchronous method (`allowRequestSync`, `peekSync`) called on a
+ * limiter (or group) deciding with a store.
+ */
+export function notSynchronous(name: string, method: string): RateWardenTypeError {
+  return new RateWardenTypeError(
+    `Expected an in-memory strategy for \`${method}\`, got the store \`${name}\` (a store decides ` +
+      `asynchronously): use \`${method === 'peekSync' ? 'peek' : 'allowRequest'}\` instead`,
+    ErrorCode.NotSynchronous,
+  );
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { rangeError, typeError } from './errors.js';
-import type { RateLimitResult } from './strategy.js';
+import type { RateLimitResult } from './result.js';
 
 /** A quota policy, as `RateLimit-Policy` advertises it. */
 export interface RateLimitPolicy {

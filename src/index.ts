@@ -6,10 +6,16 @@
  * @module ratewarden
  */
 export { RateLimiter } from './rate-limiter.js';
-export type { AnyLimiter, LimitOptions, RateLimiterOptions, RequestOptions, User } from './rate-limiter.js';
+export type { AnyLimiter, RateLimiterOptions } from './rate-limiter.js';
+export type { RequestOptions, User, WaitOptions } from './request.js';
+export { createQuota } from './quota.js';
+export type { Quota, QuotaBounds, QuotaNames, QuotaOptions } from './quota.js';
+export type { LimitFor } from './tiers.js';
 export { RateLimitGroup } from './rate-limit-group.js';
 export type { GroupMember, GroupResult } from './rate-limit-group.js';
-export type { BatchRequest, Limit, RateLimitResult, RateLimitStrategy, StrategyBatch } from './strategy.js';
+export type { RateLimitResult } from './result.js';
+export type { RateLimitStrategy } from './strategy.js';
+export type { BatchRequest, BatchingStore, RateLimitStore, StoreBatch } from './store.js';
 export { SlidingWindowLog, SlidingWindowLogState } from './strategies/sliding-window-log.js';
 export { SlidingWindowCounter, SlidingWindowCounterState } from './strategies/sliding-window-counter.js';
 export { FixedWindow, FixedWindowState } from './strategies/fixed-window.js';
@@ -18,11 +24,9 @@ export { GCRA, GCRAState } from './strategies/gcra.js';
 export { KeyedMutex } from './keyed-mutex.js';
 export { performanceClock } from './clock.js';
 export type { Clock } from './clock.js';
-export { ErrorCode, RateWardenRangeError, RateWardenTypeError } from './errors.js';
+export { ErrorCode, RateWardenRangeError, RateWardenTypeError, RateWardenWaitError } from './errors.js';
 export { rateLimitHeaders, rateLimitProblem } from './http-headers.js';
 export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem } from './http-headers.js';
-export { RateWardenWaitError } from './wait.js';
-export type { WaitOptions } from './wait.js';
 export type {
   DecisionListener,
   ListenerErrorListener,
@@ -30,4 +34,4 @@ export type {
   RateLimiterStats,
   SweepInfo,
   SweepListener,
-} from './events.js';
+} from './observer.js';

@@ -1,15 +1,17 @@
-import { RateWardenRangeError, typeError } from './errors.js';
-import {
-  RateLimiter,
-  costOf,
-  keyOf,
-  limiterInternals,
-  notSynchronous,
-  type AnyLimiter,
-  type RequestOptions,
-  type User,
-} from './rate-limiter.js';
-import type { BatchRequest, Limit, RateLimitResult, StrategyBatch } from './strategy.js';
+/**
+ * `RateLimitGroup`: several limits decided at once, all or nothing. It reaches each member
+ * limiter through the limiter's documented internal interface, its {@link Decider}
+ * (`deciderOf`), never through private fields.
+ *
+ * @module
+ */
+import { deciderOf, type Decider } from './decider.js';
+import { RateWardenRangeError, notSynchronous, typeError } from './errors.js';
+import type { Quota } from './quota.js';
+import type { AnyLimiter } from './rate-limiter.js';
+import { costOf, keyOf, type RequestOptions, type User } from './request.js';
+import type { RateLimitResult } from './result.js';
+import { isBatching, type BatchRequest, type BatchingStore, type StoreBatch } from './store.js';
 
 /** One limit of a {@link RateLimitGroup}. */
 export interface GroupMember {
@@ -51,16 +53,19 @@ export interface GroupResult extends RateLimitResult {
 
 interface Member {
   readonly limiter: AnyLimiter;
+  /** The limiter's core operation. */
+  readonly decider: Decider<unknown>;
   readonly key: ((user: User | string) => User | string) | undefined;
   readonly name: string;
-  readonly synchronous: boolean;
+  /** Whether the limiter's strategy is in memory (decided synchronously). */
+  readonly inMemory: boolean;
 }
 
 /** One member's share of a decision. */
 interface Step {
   readonly member: Member;
   readonly key: string;
-  readonly limit: Limit;
+  readonly quota: Quota;
 }
 
 /**
@@ -68,18 +73,18 @@ interface Step {
  * allows it, and when one rejects it, none of them records it — for example 10 per second and
  * 1,000 per hour for each user, or a per-user limit and a global one.
  *
- * With synchronous strategies (the in-memory ones) the whole check — every limit checked, then
- * every limit recorded — is one synchronous step, so it is atomic with respect to any other
- * decision. With asynchronous strategies, the keys of the asynchronous limits are locked first,
+ * With in-memory strategies the whole check — every limit checked, then every limit recorded —
+ * is one synchronous step, so it is atomic with respect to any other decision. With stores, the
+ * keys of the store limits are locked first (atomic stores too: the group checks, then records),
  * always in the same global order (by limiter, then key), so two groups that share limiters or
- * keys cannot deadlock; the synchronous limits are re-checked and recorded in one synchronous
- * step once the asynchronous ones have been checked; then the asynchronous ones are recorded.
- * When every limit is on external strategies sharing one `batch` (the Redis strategies on one
- * client), the whole check is one step there: one script call that checks every limit and
- * records them only if all allow, atomic also against other processes.
- * If recording fails in an asynchronous strategy (a store error), or a store shared with other
- * processes refuses on recording what it allowed on checking, the group raises the error or
- * reports the refusal, and the limits already recorded stay recorded.
+ * keys cannot deadlock; the in-memory limits are re-checked and recorded in one synchronous
+ * step once the stores have been checked; then the stores record. When every limit is on
+ * stores sharing one `batch` ({@link BatchingStore}: the Redis strategies on one client), the
+ * whole check is one step there: one script call that checks every limit and records them only
+ * if all allow, atomic also against other processes.
+ * If recording fails in a store (a store error), or a store shared with other processes refuses
+ * on recording what it allowed on checking, the group raises the error or reports the refusal,
+ * and the limits already recorded stay recorded.
  *
  * (rate-limiter-flexible's `RLWrapperBlackAndWhite`/union consume from every limiter and never
  * roll back; this checks before recording anything.)
@@ -99,10 +104,11 @@ export class RateLimitGroup {
   readonly #members: readonly Member[];
   /** Whether a limiter appears twice (a key could then be decided twice in one request). */
   readonly #repeats: boolean;
-  readonly #synchronous: boolean;
-  /** The batch deciding every limit in one step, when all the limits' strategies share one. */
-  readonly #batch: StrategyBatch | undefined;
-  /** Whether some limits keep their state in a store (their stored keys must then differ). */
+  /** Whether every limit is in memory: the group then decides synchronously. */
+  readonly #inMemory: boolean;
+  /** The batch deciding every limit in one step, when all the limits' stores share one. */
+  readonly #batch: StoreBatch | undefined;
+  /** Whether several limits are on batching stores (their stored keys must then differ). */
   readonly #stored: boolean;
 
   /**
@@ -113,14 +119,14 @@ export class RateLimitGroup {
     if (!Array.isArray(members) || members.length === 0) {
       throw typeError('members', 'a non-empty array of RateLimiter or { limiter, key?, name? }', members);
     }
-    const internals = limiterInternals();
     const seen = new Set<AnyLimiter>();
     let repeats = false;
     const checked: Member[] = [];
     for (let index = 0; index < members.length; index++) {
       const entry = members[index] as AnyLimiter | GroupMember;
-      const member = isLimiter(entry) ? { limiter: entry } : (entry as GroupMember);
-      if (member === null || typeof member !== 'object' || !isLimiter(member.limiter)) {
+      const member = deciderOf(entry) !== undefined ? { limiter: entry as AnyLimiter } : (entry as GroupMember);
+      const decider = member === null || typeof member !== 'object' ? undefined : deciderOf(member.limiter);
+      if (decider === undefined) {
         throw typeError(`members[${index}]`, 'a RateLimiter or { limiter: RateLimiter, key?, name? }', entry);
       }
       if (member.key !== undefined && typeof member.key !== 'function') {
@@ -133,21 +139,20 @@ export class RateLimitGroup {
       seen.add(member.limiter);
       checked.push({
         limiter: member.limiter,
+        decider,
         key: member.key,
         name: member.name ?? `limit-${index + 1}`,
-        synchronous: internals.synchronous(member.limiter),
+        inMemory: decider.table !== undefined,
       });
     }
     this.#members = checked;
     this.#repeats = repeats;
-    this.#synchronous = this.#members.every((m) => m.synchronous);
-    const batch = checked[0]?.limiter.strategy.batch;
-    this.#batch =
-      batch !== undefined &&
-      checked.every((m) => m.limiter.strategy.external === true && m.limiter.strategy.batch === batch)
-        ? batch
-        : undefined;
-    this.#stored = checked.filter((m) => typeof m.limiter.strategy.storeKey === 'function').length > 1;
+    this.#inMemory = checked.every((m) => m.inMemory);
+    const stores = checked.map((m) => m.decider.store);
+    const batching = stores.filter((store) => store !== undefined && isBatching(store)) as BatchingStore[];
+    const batch = batching[0]?.batch;
+    this.#batch = batching.length === checked.length && batching.every((store) => store.batch === batch) ? batch : undefined;
+    this.#stored = batching.length > 1;
   }
 
   /** The limiters of the limits, in member order (for their windows and thresholds). */
@@ -166,7 +171,7 @@ export class RateLimitGroup {
    */
   allowRequest(user: User | string, options?: RequestOptions): Promise<GroupResult> {
     try {
-      if (this.#synchronous) return Promise.resolve(this.#decideSync(user, options, true));
+      if (this.#inMemory) return Promise.resolve(this.#decideSync(user, options, true));
       return this.#decideAsync(user, options, true);
     } catch (error) {
       return Promise.reject(error);
@@ -174,44 +179,48 @@ export class RateLimitGroup {
   }
 
   /**
-   * {@link allowRequest}, returned directly, when every limit's strategy is synchronous.
-   * @throws {RateWardenTypeError} (`ERR_RATEWARDEN_NOT_SYNCHRONOUS`) when one is not; errors as
-   *   `RateLimiter.allowRequestSync`.
+   * {@link allowRequest}, returned directly, when every limit's strategy is in memory.
+   * @throws {RateWardenTypeError} (`ERR_RATEWARDEN_NOT_SYNCHRONOUS`) when one is a store; errors
+   *   as `RateLimiter.allowRequestSync`.
    */
   allowRequestSync(user: User | string, options?: RequestOptions): GroupResult {
-    if (!this.#synchronous) throw notSynchronous('a limiter of the group', 'allowRequestSync');
+    if (!this.#inMemory) throw notSynchronous(this.#storeName(), 'allowRequestSync');
     return this.#decideSync(user, options, true);
   }
 
   /** Whether the request would be allowed by every limit now, recording nothing. */
   peek(user: User | string, options?: RequestOptions): Promise<GroupResult> {
     try {
-      if (this.#synchronous) return Promise.resolve(this.#decideSync(user, options, false));
+      if (this.#inMemory) return Promise.resolve(this.#decideSync(user, options, false));
       return this.#decideAsync(user, options, false);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** {@link peek}, returned directly, when every limit's strategy is synchronous. */
+  /** {@link peek}, returned directly, when every limit's strategy is in memory. */
   peekSync(user: User | string, options?: RequestOptions): GroupResult {
-    if (!this.#synchronous) throw notSynchronous('a limiter of the group', 'peekSync');
+    if (!this.#inMemory) throw notSynchronous(this.#storeName(), 'peekSync');
     return this.#decideSync(user, options, false);
   }
 
-  /** Each member's key and limit for `user` (validating the user and cost as limiters do). */
+  /** The name of the first store among the limits, for messages. */
+  #storeName(): string {
+    return this.#members.find((m) => !m.inMemory)?.decider.name ?? '';
+  }
+
+  /** Each member's key and quota for `user` (validating the user and cost as limiters do). */
   #plan(user: User | string, options: RequestOptions | undefined): { steps: Step[]; cost: number } {
-    const internals = limiterInternals();
     const cost = costOf(options);
     const steps = this.#members.map((member) => {
       const memberUser = member.key === undefined ? user : member.key(user);
       const key = keyOf(memberUser);
-      return { member, key, limit: internals.limitOf(member.limiter, memberUser, key) };
+      return { member, key, quota: member.decider.quotaFor(memberUser, key) };
     });
     if (this.#repeats) {
       const pairs = new Set<string>();
       for (const step of steps) {
-        const pair = `${internals.id(step.member.limiter)}\u0000${step.key}`;
+        const pair = `${step.member.decider.id}\u0000${step.key}`;
         if (pairs.has(pair)) {
           throw new RateWardenRangeError(
             `Expected the limits of a group to decide distinct keys, got the key \`${step.key}\` twice for one limiter`,
@@ -224,9 +233,9 @@ export class RateLimitGroup {
       // Two limits counting on one stored key (the same Redis prefix) would count each request twice.
       const stored = new Set<string>();
       for (const step of steps) {
-        const strategy = step.member.limiter.strategy;
-        if (typeof strategy.storeKey !== 'function') continue;
-        const storeKey = strategy.storeKey(step.key);
+        const store = step.member.decider.store;
+        if (store === undefined || !isBatching(store)) continue;
+        const storeKey = store.storeKey(step.key);
         if (stored.has(storeKey)) {
           throw new RateWardenRangeError(
             `Expected the limits of a group to use distinct stored keys, got \`${storeKey}\` twice: give each limit its own \`prefix\``,
@@ -239,17 +248,12 @@ export class RateLimitGroup {
   }
 
   #decideSync(user: User | string, options: RequestOptions | undefined, record: boolean): GroupResult {
-    const internals = limiterInternals();
     const { steps, cost } = this.#plan(user, options);
-    const nows = steps.map((s) => internals.now(s.member.limiter, s.limit));
-    const checked = steps.map(
-      (s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult,
-    );
+    const nows = steps.map((s) => s.member.decider.now(s.quota));
+    const checked = steps.map((s, i) => inMemory(s, cost, nows[i] as number, false));
     if (!record) return this.#combine(checked, null);
     if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
-    const recorded = steps.map(
-      (s, i) => internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult,
-    );
+    const recorded = steps.map((s, i) => inMemory(s, cost, nows[i] as number, true));
     // Every limit allowed on checking, so each allows on recording (same time, same state).
     return this.#observed(steps, cost, this.#combine(recorded, recorded.every((r) => r.allowed)));
   }
@@ -260,43 +264,41 @@ export class RateLimitGroup {
    * that rejected (the others recorded nothing, and count nothing).
    */
   #observed(steps: readonly Step[], cost: number, result: GroupResult): GroupResult {
-    const internals = limiterInternals();
     for (let i = 0; i < steps.length; i++) {
       const r = result.results[i] as RateLimitResult;
-      if (result.allowed || !r.allowed) internals.observe((steps[i] as Step).member.limiter, (steps[i] as Step).key, cost, r);
+      const step = steps[i] as Step;
+      if (result.allowed || !r.allowed) step.member.decider.observer.observe(step.key, cost, r);
     }
     return result;
   }
 
   async #decideAsync(user: User | string, options: RequestOptions | undefined, record: boolean): Promise<GroupResult> {
-    const internals = limiterInternals();
     const { steps, cost } = this.#plan(user, options);
     // One atomic step in the store: no lock to take here.
     if (this.#batch !== undefined) return this.#criticalSection(steps, cost, record);
-    // Lock the asynchronous limits' keys in one global order: by limiter, then key.
+    // Lock the stores' keys in one global order: by limiter, then key.
     const locked = steps
-      .filter((s) => !s.member.synchronous)
-      .sort((a, b) => internals.id(a.member.limiter) - internals.id(b.member.limiter) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      .filter((s) => !s.member.inMemory)
+      .sort((a, b) => a.member.decider.id - b.member.decider.id || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const run = (i: number): Promise<GroupResult> => {
       const step = locked[i];
       if (step === undefined) return this.#criticalSection(steps, cost, record);
-      return internals.mutex(step.member.limiter).runExclusive(step.key, () => run(i + 1));
+      return step.member.decider.mutex.runExclusive(step.key, () => run(i + 1));
     };
     return run(0);
   }
 
   async #criticalSection(steps: readonly Step[], cost: number, record: boolean): Promise<GroupResult> {
-    const internals = limiterInternals();
-    const nows = steps.map((s) => internals.now(s.member.limiter, s.limit));
+    const nows = steps.map((s) => s.member.decider.now(s.quota));
     const batch = this.#batch;
     if (batch !== undefined) {
       // One step for every limit (one script call for Redis): checked, and recorded only if all allow.
       const requests: BatchRequest[] = steps.map((s, i) => ({
-        strategy: s.member.limiter.strategy,
+        store: s.member.decider.store as BatchingStore,
         key: s.key,
         nowMs: nows[i] as number,
         cost,
-        limit: s.limit,
+        quota: s.quota,
       }));
       const results = await batch.decideAll(requests, record);
       if (!record) return this.#combine(results, null);
@@ -304,7 +306,7 @@ export class RateLimitGroup {
     }
     // Every check settles before the locks are released, even when one fails.
     const settled = await Promise.allSettled(
-      steps.map(async (s, i) => internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number)),
+      steps.map(async (s, i) => s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, false)),
     );
     const failed = settled.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
@@ -312,28 +314,24 @@ export class RateLimitGroup {
     if (!checked.every((r) => r.allowed)) {
       return record ? this.#observed(steps, cost, this.#combine(checked, false)) : this.#combine(checked, null);
     }
-    // Synchronous limits may have changed during the awaits: re-check and record them in one
+    // In-memory limits may have changed during the awaits: re-check and record them in one
     // synchronous step.
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
-      if (!s.member.synchronous) continue;
-      nows[i] = internals.now(s.member.limiter, s.limit);
-      checked[i] = internals.peek(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult;
+      if (!s.member.inMemory) continue;
+      nows[i] = s.member.decider.now(s.quota);
+      checked[i] = inMemory(s, cost, nows[i] as number, false);
     }
     if (!record) return this.#combine(checked, null);
     if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
     const recorded = new Array<RateLimitResult>(steps.length);
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
-      if (s.member.synchronous) {
-        recorded[i] = internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number) as RateLimitResult;
-      }
+      if (s.member.inMemory) recorded[i] = inMemory(s, cost, nows[i] as number, true);
     }
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
-      if (!s.member.synchronous) {
-        recorded[i] = await internals.consume(s.member.limiter, s.key, cost, s.limit, nows[i] as number);
-      }
+      if (!s.member.inMemory) recorded[i] = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
     }
     // A store shared with other processes may refuse on recording what it allowed on checking:
     // the group then reports the refusal (the limits already recorded stay recorded).
@@ -380,6 +378,7 @@ export class RateLimitGroup {
   }
 }
 
-function isLimiter(value: unknown): value is AnyLimiter {
-  return value instanceof RateLimiter;
+/** The core operation of an in-memory member: a result, never a promise. */
+function inMemory(step: Step, cost: number, now: number, record: boolean): RateLimitResult {
+  return step.member.decider.decideAt(step.key, cost, step.quota, now, record) as RateLimitResult;
 }

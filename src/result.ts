@@ -1,4 +1,45 @@
-import type { RateLimitResult } from './strategy.js';
+/**
+ * The result of a decision ({@link RateLimitResult}) and the one place strategies build it
+ * ({@link result}).
+ *
+ * @module
+ */
+
+/**
+ * The outcome of one decision. A plain readonly object, new for every call.
+ *
+ * Times are in **seconds** (fractions allowed), counts in requests (or cost units).
+ */
+export interface RateLimitResult {
+  /** Whether the request was allowed (and recorded). */
+  readonly allowed: boolean;
+  /**
+   * Requests (cost units) that could still be allowed now, after this decision: an integer in
+   * `[0, limit]`.
+   */
+  readonly remaining: number;
+  /**
+   * Seconds to wait before this same request (same cost) would be allowed: `0` when allowed, a
+   * finite number in `(0, windowSeconds]` when rejected for now (`(0, 2 × windowSeconds]` with
+   * the sliding-window counter), and `Infinity` when it can never be allowed because its cost is
+   * greater than `limit` (waiting will not help). Rounded up to the microsecond.
+   */
+  readonly retryAfter: number;
+  /** The limit that applied: requests (cost units) allowed per window. */
+  readonly limit: number;
+  /**
+   * Seconds until the key's window is fully clear, that is until `remaining` would be back to
+   * `limit` if no other request arrived: in `[0, windowSeconds]` (`[0, 2 × windowSeconds]` with
+   * the sliding-window counter).
+   */
+  readonly resetAfter: number;
+  /**
+   * Set only when a strategy backed by a store (such as `ratewarden/redis`) could not reach it
+   * and decided by its failure policy instead: `"fail-closed"` (rejected), `"fail-open"`
+   * (allowed) or `"local"` (decided by an in-memory fallback in this process). Absent otherwise.
+   */
+  readonly degraded?: 'fail-closed' | 'fail-open' | 'local';
+}
 
 /**
  * @internal Builds a {@link RateLimitResult} from milliseconds. Every strategy builds its results

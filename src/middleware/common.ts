@@ -11,8 +11,9 @@
 import { typeError } from '../errors.js';
 import { rateLimitHeaders, rateLimitProblem, type RateLimitPolicy } from '../http-headers.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
-import type { AnyLimiter, User } from '../rate-limiter.js';
-import type { RateLimitResult } from '../strategy.js';
+import type { AnyLimiter } from '../rate-limiter.js';
+import type { User } from '../request.js';
+import type { RateLimitResult } from '../result.js';
 
 /**
  * The options every middleware shares, with the same names and meaning in all three; each

@@ -19,7 +19,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { typeError } from '../errors.js';
-import type { RateLimitResult } from '../strategy.js';
+import type { RateLimitResult } from '../result.js';
 import {
   checkOptions,
   decide,

@@ -17,7 +17,7 @@
  * @module ratewarden/fastify
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimitResult } from '../strategy.js';
+import type { RateLimitResult } from '../result.js';
 import {
   checkOptions,
   decide,

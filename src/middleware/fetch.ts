@@ -20,8 +20,8 @@
  * @module ratewarden/fetch
  */
 import { typeError } from '../errors.js';
-import type { User } from '../rate-limiter.js';
-import type { RateLimitResult } from '../strategy.js';
+import type { User } from '../request.js';
+import type { RateLimitResult } from '../result.js';
 import {
   checkOptions,
   decide,

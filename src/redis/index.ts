@@ -1,7 +1,7 @@
 /**
  * `ratewarden/redis`: rate limits shared by every process on one Redis, through the same
- * {@link ratewarden!RateLimiter} — strategies that decide in one Lua script per decision, on the Redis
- * server's clock.
+ * {@link ratewarden!RateLimiter} — stores that decide in one Lua script per decision, on the
+ * Redis server's clock.
  *
  * Works with `redis` (node-redis, v4 and later) and `ioredis`, both optional peer dependencies:
  * install the one you use.
@@ -10,8 +10,9 @@
  */
 export { RedisSlidingWindowLog } from './redis-sliding-window-log.js';
 export { RedisGCRA } from './redis-gcra.js';
-export { RedisStrategy, RedisTimeoutError, RedisReplyError } from './redis-strategy.js';
+export { RedisStrategy } from './redis-strategy.js';
 export type { RedisFailurePolicy, RedisStrategyOptions } from './redis-strategy.js';
+export { RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 export { toRedisAdapter } from './client.js';
 export type { RedisAdapter } from './client.js';
 export { DECIDE_SCRIPT } from './script.js';

@@ -1,5 +1,7 @@
 import { result } from '../result.js';
-import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+import type { Quota } from '../quota.js';
+import type { RateLimitResult } from '../result.js';
+import type { RateLimitStrategy } from '../strategy.js';
 
 /** The per-key state of {@link FixedWindow}: when the key's current window started, and its count. */
 export class FixedWindowState {
@@ -28,13 +30,11 @@ export class FixedWindowState {
  *
  * **Clock going backwards:** a reading before the key's window start counts as that start.
  *
- * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */
 export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
   /** `"fixed-window"`. */
   readonly name = 'fixed-window';
-  /** Always `true`. */
-  readonly synchronous = true;
 
   /** An empty state: the window starts at the key's first allowed request. */
   createState(): FixedWindowState {
@@ -42,26 +42,26 @@ export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
-  consume(_key: string, state: FixedWindowState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state, nowMs, cost, limit, true);
+  consume(state: FixedWindowState, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get at `nowMs`; records nothing. */
-  peek(_key: string, state: FixedWindowState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state ?? EMPTY, nowMs, cost, limit, false);
+  peek(state: FixedWindowState | undefined, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state ?? EMPTY, nowMs, cost, quota, false);
   }
 
   /** Says whether the key's window has ended (or it never counted anything). */
-  sweep(state: FixedWindowState, nowMs: number, limit: Limit): boolean {
-    return state.count === 0 || state.start + limit.windowMs <= nowMs;
+  sweep(state: FixedWindowState, nowMs: number, quota: Quota): boolean {
+    return state.count === 0 || state.start + quota.windowMs <= nowMs;
   }
 }
 
 const EMPTY = new FixedWindowState();
 
-function decide(state: FixedWindowState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
-  const threshold = limit.threshold;
-  const windowMs = limit.windowMs;
+function decide(state: FixedWindowState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
+  const threshold = quota.threshold;
+  const windowMs = quota.windowMs;
   let start = state.start;
   let count = state.count;
   let now = nowMs;
@@ -74,12 +74,12 @@ function decide(state: FixedWindowState, nowMs: number, cost: number, limit: Lim
   }
   const end = start + windowMs - now;
   if (count + cost <= threshold) {
-    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end, limit.windowSeconds);
+    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end, quota.windowSeconds);
     state.start = start;
     state.count = count + cost;
-    return result(true, threshold - count - cost, 0, threshold, end, limit.windowSeconds);
+    return result(true, threshold - count - cost, 0, threshold, end, quota.windowSeconds);
   }
   const remaining = count >= threshold ? 0 : threshold - count;
   const resetAfter = count === 0 ? 0 : end;
-  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter, limit.windowSeconds);
+  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter, quota.windowSeconds);
 }

@@ -1,5 +1,7 @@
 import { result } from '../result.js';
-import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+import type { Quota } from '../quota.js';
+import type { RateLimitResult } from '../result.js';
+import type { RateLimitStrategy } from '../strategy.js';
 
 /**
  * The per-key state of {@link GCRA}: the theoretical arrival time (TAT), stored scaled by the
@@ -7,18 +9,18 @@ import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
  * `window / threshold` adds exactly `windowMs` units.
  */
 export class GCRAState {
-  /** TAT × `limit.threshold`. */
+  /** TAT × `quota.threshold`. */
   tat: number;
-  /** The limit {@link tat} was computed under (a key whose tier changes is converted). */
-  limit: Limit;
+  /** The quota {@link tat} was computed under (a key whose tier changes is converted). */
+  quota: Quota;
 
   /**
-   * @param tat - the theoretical arrival time × `limit.threshold` (`-Infinity` for a new key).
-   * @param limit - the limit `tat` was computed under.
+   * @param tat - the theoretical arrival time × `quota.threshold` (`-Infinity` for a new key).
+   * @param quota - the quota `tat` was computed under.
    */
-  constructor(tat: number, limit: Limit) {
+  constructor(tat: number, quota: Quota) {
     this.tat = tat;
-    this.limit = limit;
+    this.quota = quota;
   }
 }
 
@@ -37,7 +39,7 @@ export class GCRAState {
  * `2 × threshold` within one `window`. It smooths traffic to an even rate, with one number of
  * state instead of two.
  *
- * **Memory:** one number per key (plus a reference to the limit it was computed under): 93 bytes per key with its
+ * **Memory:** one number per key (plus a reference to the quota it was computed under): 93 bytes per key with its
  * `Map` entry, measured on Node 20 (`npm run bench:memory`), whatever the threshold.
  * **Cost per decision:** O(1).
  *
@@ -51,45 +53,43 @@ export class GCRAState {
  * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), the virtual scheduling
  * form of the GCRA; the algorithm of Rust's `governor` crate and of `redis-cell`.
  *
- * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */
 export class GCRA implements RateLimitStrategy<GCRAState> {
   /** `"gcra"`. */
   readonly name = 'gcra';
-  /** Always `true`. */
-  readonly synchronous = true;
 
   /** A TAT in the past: a full burst is available. */
-  createState(limit: Limit): GCRAState {
-    return new GCRAState(-Infinity, limit);
+  createState(quota: Quota): GCRAState {
+    return new GCRAState(-Infinity, quota);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
-  consume(_key: string, state: GCRAState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state, nowMs, cost, limit, true);
+  consume(state: GCRAState, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get at `nowMs`; records nothing. */
-  peek(_key: string, state: GCRAState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state ?? this.createState(limit), nowMs, cost, limit, false);
+  peek(state: GCRAState | undefined, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state ?? this.createState(quota), nowMs, cost, quota, false);
   }
 
   /** Says whether the TAT has passed (a full burst is available: the key decides as new). */
   sweep(state: GCRAState, nowMs: number): boolean {
-    return state.tat / state.limit.threshold <= nowMs;
+    return state.tat / state.quota.threshold <= nowMs;
   }
 }
 
-function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
-  const threshold = limit.threshold;
-  const windowMs = limit.windowMs;
+function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
+  const threshold = quota.threshold;
+  const windowMs = quota.windowMs;
   const span = threshold * windowMs; // the window, scaled
   const now = nowMs * threshold;
-  const tat = tatUnder(state, nowMs, limit, span);
-  if (state.limit !== limit) {
-    // The key's limit changed: the new one applies from now on, whatever this decision.
+  const tat = tatUnder(state, nowMs, quota, span);
+  if (state.quota !== quota) {
+    // The key's quota changed: the new one applies from now on, whatever this decision.
     state.tat = tat;
-    state.limit = limit;
+    state.quota = quota;
   }
   // The debt: how far the TAT is ahead of now (0 when it has passed; `-Infinity` for a new key).
   // Working on the debt rather than on `tat + c × T − now` keeps a new key's first request exact
@@ -107,28 +107,28 @@ function decide(state: GCRAState, nowMs: number, cost: number, limit: Limit, rec
   if (needed <= span) {
     if (record) {
       state.tat = from + needed;
-      state.limit = limit;
+      state.quota = quota;
     }
     const used = record ? needed : debt;
-    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold, limit.windowSeconds);
+    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold, quota.windowSeconds);
   }
   const remaining = Math.floor((span - debt) / windowMs);
   const resetAfter = debt / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
-  return result(false, remaining, (needed - span) / threshold, threshold, resetAfter, limit.windowSeconds);
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
+  return result(false, remaining, (needed - span) / threshold, threshold, resetAfter, quota.windowSeconds);
 }
 
 /**
- * The state's TAT scaled under `limit`. A key whose limit changed (a tier change) keeps the
+ * The state's TAT scaled under `quota`. A key whose quota changed (a tier change) keeps the
  * fraction of its burst that is used up: its debt (how far the TAT is ahead of now) as a share of
  * the old window becomes the same share of the new one.
  */
-function tatUnder(state: GCRAState, nowMs: number, limit: Limit, span: number): number {
-  const old = state.limit;
-  if (old.threshold === limit.threshold && old.windowMs === limit.windowMs) return state.tat;
+function tatUnder(state: GCRAState, nowMs: number, quota: Quota, span: number): number {
+  const old = state.quota;
+  if (old.threshold === quota.threshold && old.windowMs === quota.windowMs) return state.tat;
   if (state.tat === -Infinity) return -Infinity;
   const oldSpan = old.threshold * old.windowMs;
   const oldDebt = state.tat - nowMs * old.threshold;
   const share = oldDebt <= 0 ? 0 : oldDebt >= oldSpan ? 1 : oldDebt / oldSpan;
-  return nowMs * limit.threshold + share * span;
+  return nowMs * quota.threshold + share * span;
 }

@@ -1,5 +1,7 @@
 import { result } from '../result.js';
-import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+import type { Quota } from '../quota.js';
+import type { RateLimitResult } from '../result.js';
+import type { RateLimitStrategy } from '../strategy.js';
 
 /**
  * The per-key state of {@link SlidingWindowCounter}: the start of the key's current fixed window
@@ -49,13 +51,11 @@ export class SlidingWindowCounterState {
  * **Source:** Cloudflare, "How we built rate limiting capable of scaling to millions of domains"
  * (2017).
  *
- * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */
 export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCounterState> {
   /** `"sliding-window-counter"`. */
   readonly name = 'sliding-window-counter';
-  /** Always `true`. */
-  readonly synchronous = true;
 
   /** An empty state: the first window starts at the key's first allowed request. */
   createState(): SlidingWindowCounterState {
@@ -63,19 +63,19 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
-  consume(_key: string, state: SlidingWindowCounterState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state, nowMs, cost, limit, true);
+  consume(state: SlidingWindowCounterState, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get at `nowMs`; records nothing. */
-  peek(_key: string, state: SlidingWindowCounterState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state ?? EMPTY, nowMs, cost, limit, false);
+  peek(state: SlidingWindowCounterState | undefined, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state ?? EMPTY, nowMs, cost, quota, false);
   }
 
   /** Says whether both counted windows are over (the estimate is 0 from now on). */
-  sweep(state: SlidingWindowCounterState, nowMs: number, limit: Limit): boolean {
+  sweep(state: SlidingWindowCounterState, nowMs: number, quota: Quota): boolean {
     if (state.current === 0 && state.previous === 0) return true;
-    const ends = state.start + (state.current === 0 ? 1 : 2) * limit.windowMs;
+    const ends = state.start + (state.current === 0 ? 1 : 2) * quota.windowMs;
     return ends <= nowMs;
   }
 }
@@ -86,11 +86,11 @@ function decide(
   state: SlidingWindowCounterState,
   nowMs: number,
   cost: number,
-  limit: Limit,
+  quota: Quota,
   record: boolean,
 ): RateLimitResult {
-  const threshold = limit.threshold;
-  const windowMs = limit.windowMs;
+  const threshold = quota.threshold;
+  const windowMs = quota.windowMs;
   let start = state.start;
   let current = state.current;
   let previous = state.previous;
@@ -127,11 +127,11 @@ function decide(
       state.previous = previous;
     }
     const counted = record ? current + cost : current;
-    return result(true, remainingOf(limitScaled - after, windowMs, threshold), 0, threshold, resetOf(counted, previous, left, windowMs), 2 * limit.windowSeconds);
+    return result(true, remainingOf(limitScaled - after, windowMs, threshold), 0, threshold, resetOf(counted, previous, left, windowMs), 2 * quota.windowSeconds);
   }
   const remaining = remainingOf(limitScaled - used, windowMs, threshold);
   const resetAfter = resetOf(current, previous, left, windowMs);
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, 2 * limit.windowSeconds);
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, 2 * quota.windowSeconds);
   let wait: number;
   if (current + cost <= threshold) {
     // Within this window, once previous × left' <= (threshold − current − cost) × windowMs.
@@ -143,7 +143,7 @@ function decide(
     const leftAllowed = ((threshold - cost) * windowMs) / current;
     wait = left + (leftAllowed >= windowMs ? 0 : windowMs - leftAllowed);
   }
-  return result(false, remaining, wait, threshold, resetAfter, 2 * limit.windowSeconds);
+  return result(false, remaining, wait, threshold, resetAfter, 2 * quota.windowSeconds);
 }
 
 /** Whole units left: floor(free / windowMs), clamped to [0, threshold]. */

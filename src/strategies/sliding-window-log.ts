@@ -1,5 +1,7 @@
 import { result } from '../result.js';
-import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+import type { Quota } from '../quota.js';
+import type { RateLimitResult } from '../result.js';
+import type { RateLimitStrategy } from '../strategy.js';
 
 /** The largest threshold of the sliding-window log: 2^20 timestamps, 8 MiB per key at most. */
 const MAX_THRESHOLD = 1 << 20;
@@ -79,13 +81,11 @@ const EMPTY = new SlidingWindowLogState(1);
  * sliding-window counter in Cloudflare's "How we built rate limiting capable of scaling to
  * millions of domains" (2017), which trades it for a counter to save memory.
  *
- * Synchronous: usable with both `allowRequest` and `allowRequestSync`.
+ * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */
 export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState> {
   /** `"sliding-window-log"`. */
   readonly name = 'sliding-window-log';
-  /** Always `true`: decisions are plain computations on memory. */
-  readonly synchronous = true;
   /**
    * 1,048,576 (2^20): the log stores one timestamp per allowed unit, so a key may hold up to
    * 8 MiB. For larger limits use {@link SlidingWindowCounter}, {@link TokenBucket} or
@@ -94,19 +94,18 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
   readonly maxThreshold = MAX_THRESHOLD;
 
   /** Creates an empty log with room for `min(4, threshold)` timestamps. */
-  createState(limit: Limit): SlidingWindowLogState {
-    return new SlidingWindowLogState(Math.min(INITIAL_CAPACITY, limit.threshold));
+  createState(quota: Quota): SlidingWindowLogState {
+    return new SlidingWindowLogState(Math.min(INITIAL_CAPACITY, quota.threshold));
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
   consume(
-    _key: string,
     state: SlidingWindowLogState,
     nowMs: number,
     cost: number,
-    limit: Limit,
+    quota: Quota,
   ): RateLimitResult {
-    return decide(state, nowMs, cost, limit, true);
+    return decide(state, nowMs, cost, quota, true);
   }
 
   /**
@@ -114,13 +113,12 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
    * entries, which changes no decision).
    */
   peek(
-    _key: string,
     state: SlidingWindowLogState | undefined,
     nowMs: number,
     cost: number,
-    limit: Limit,
+    quota: Quota,
   ): RateLimitResult {
-    return decide(state ?? EMPTY, nowMs, cost, limit, false);
+    return decide(state ?? EMPTY, nowMs, cost, quota, false);
   }
 
   /**
@@ -128,12 +126,12 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
    * forgotten). A ring at most a quarter full is reallocated at twice its live size (at least 4
    * slots), so memory follows the key's current traffic, not its peak.
    */
-  sweep(state: SlidingWindowLogState, nowMs: number, limit: Limit): boolean {
+  sweep(state: SlidingWindowLogState, nowMs: number, quota: Quota): boolean {
     const times = state.times;
     const capacity = times.length;
     let first = state.head;
     let live = state.count;
-    const windowMs = limit.windowMs;
+    const windowMs = quota.windowMs;
     while (live > 0 && (times[first] as number) + windowMs <= nowMs) {
       live--;
       if (++first === capacity) first = 0;
@@ -157,11 +155,11 @@ function decide(
   state: SlidingWindowLogState,
   nowMs: number,
   cost: number,
-  limit: Limit,
+  quota: Quota,
   record: boolean,
 ): RateLimitResult {
-  const threshold = limit.threshold;
-  const windowMs = limit.windowMs;
+  const threshold = quota.threshold;
+  const windowMs = quota.windowMs;
   let times = state.times;
   let capacity = times.length;
   const head = state.head;
@@ -192,7 +190,7 @@ function decide(
   if (live + cost <= threshold) {
     if (!record) {
       const resetAfter = live === 0 ? 0 : newest + windowMs - now;
-      return result(true, threshold - live, 0, threshold, resetAfter, limit.windowSeconds);
+      return result(true, threshold - live, 0, threshold, resetAfter, quota.windowSeconds);
     }
     let total = live + cost;
     if (total > capacity) {
@@ -208,21 +206,21 @@ function decide(
     }
     state.head = first;
     state.count = total;
-    return result(true, threshold - total, 0, threshold, windowMs, limit.windowSeconds);
+    return result(true, threshold - total, 0, threshold, windowMs, quota.windowSeconds);
   }
 
   // Rejected: nothing changes. With a threshold lowered below what the log holds (a key whose
-  // limit changed), `live` may exceed `threshold`; `remaining` is then 0.
+  // quota changed), `live` may exceed `threshold`; `remaining` is then 0.
   const remaining = live >= threshold ? 0 : threshold - live;
   const resetAfter = live === 0 ? 0 : newest + windowMs - now;
   if (cost > threshold) {
-    return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
+    return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
   }
   // The request fits once the k oldest live entries have expired.
   let index = first + (live + cost - threshold) - 1;
   if (index >= capacity) index -= capacity;
   const retryAfter = (times[index] as number) + windowMs - now;
-  return result(false, remaining, retryAfter, threshold, resetAfter, limit.windowSeconds);
+  return result(false, remaining, retryAfter, threshold, resetAfter, quota.windowSeconds);
 }
 
 /**

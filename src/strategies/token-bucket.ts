@@ -1,5 +1,7 @@
 import { result } from '../result.js';
-import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
+import type { Quota } from '../quota.js';
+import type { RateLimitResult } from '../result.js';
+import type { RateLimitStrategy } from '../strategy.js';
 
 /**
  * The per-key state of {@link TokenBucket}: the tokens in the bucket at the last refill, and when
@@ -7,22 +9,22 @@ import type { Limit, RateLimitResult, RateLimitStrategy } from '../strategy.js';
  * a refill of `elapsed × threshold` is exact integer arithmetic for integer-millisecond clocks.
  */
 export class TokenBucketState {
-  /** Tokens × `limit.windowMs`, at time {@link last}. */
+  /** Tokens × `quota.windowMs`, at time {@link last}. */
   level: number;
   /** When {@link level} was computed, in milliseconds on the limiter's clock. */
   last: number;
-  /** The limit {@link level} was computed under (a key whose tier changes is converted). */
-  limit: Limit;
+  /** The quota {@link level} was computed under (a key whose tier changes is converted). */
+  quota: Quota;
 
   /**
-   * @param level - tokens × `limit.windowMs`.
+   * @param level - tokens × `quota.windowMs`.
    * @param last - when `level` was computed, in milliseconds (`-Infinity` for a new key).
-   * @param limit - the limit `level` was computed under.
+   * @param quota - the quota `level` was computed under.
    */
-  constructor(level: number, last: number, limit: Limit) {
+  constructor(level: number, last: number, quota: Quota) {
     this.level = level;
     this.last = last;
-    this.limit = limit;
+    this.quota = quota;
   }
 }
 
@@ -50,47 +52,45 @@ export class TokenBucketState {
  *
  * **Clock going backwards:** no refill until the clock passes the last refill time again.
  *
- * Synchronous: usable with both `allowRequest` and `allowRequestSync`. The same behaviour as
+ * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`. The same behaviour as
  * {@link GCRA}, which stores one number instead of two.
  */
 export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
   /** `"token-bucket"`. */
   readonly name = 'token-bucket';
-  /** Always `true`. */
-  readonly synchronous = true;
 
   /** A full bucket (the refill time is set by the first decision). */
-  createState(limit: Limit): TokenBucketState {
-    return new TokenBucketState(limit.threshold * limit.windowMs, -Infinity, limit);
+  createState(quota: Quota): TokenBucketState {
+    return new TokenBucketState(quota.threshold * quota.windowMs, -Infinity, quota);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
-  consume(_key: string, state: TokenBucketState, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state, nowMs, cost, limit, true);
+  consume(state: TokenBucketState, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get at `nowMs`; takes nothing. */
-  peek(_key: string, state: TokenBucketState | undefined, nowMs: number, cost: number, limit: Limit): RateLimitResult {
-    return decide(state ?? this.createState(limit), nowMs, cost, limit, false);
+  peek(state: TokenBucketState | undefined, nowMs: number, cost: number, quota: Quota): RateLimitResult {
+    return decide(state ?? this.createState(quota), nowMs, cost, quota, false);
   }
 
   /** Says whether the bucket is full at `nowMs` (the key then decides as a new one). */
-  sweep(state: TokenBucketState, nowMs: number, limit: Limit): boolean {
-    const full = limit.threshold * limit.windowMs;
-    return levelAt(state, nowMs, limit, full) >= full;
+  sweep(state: TokenBucketState, nowMs: number, quota: Quota): boolean {
+    const full = quota.threshold * quota.windowMs;
+    return levelAt(state, nowMs, quota, full) >= full;
   }
 }
 
 /**
- * The bucket's level at `now` under `limit`, scaled by `limit.windowMs`. A key whose limit
+ * The bucket's level at `now` under `quota`, scaled by `quota.windowMs`. A key whose quota
  * changed (a tier change) is first refilled under its old rate up to `now`, then keeps its fill
- * fraction under the new limit.
+ * fraction under the new quota.
  */
-function levelAt(state: TokenBucketState, now: number, limit: Limit, full: number): number {
-  const old = state.limit;
+function levelAt(state: TokenBucketState, now: number, quota: Quota, full: number): number {
+  const old = state.quota;
   let level = state.level;
-  if (old.threshold === limit.threshold && old.windowMs === limit.windowMs) {
-    if (level < full && now > state.last) level += (now - state.last) * limit.threshold;
+  if (old.threshold === quota.threshold && old.windowMs === quota.windowMs) {
+    if (level < full && now > state.last) level += (now - state.last) * quota.threshold;
   } else {
     const oldFull = old.threshold * old.windowMs;
     if (level < oldFull && now > state.last) level += (now - state.last) * old.threshold;
@@ -99,17 +99,17 @@ function levelAt(state: TokenBucketState, now: number, limit: Limit, full: numbe
   return level > full ? full : level;
 }
 
-function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Limit, record: boolean): RateLimitResult {
-  const threshold = limit.threshold;
-  const windowMs = limit.windowMs;
+function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
+  const threshold = quota.threshold;
+  const windowMs = quota.windowMs;
   const full = threshold * windowMs;
   const now = nowMs < state.last ? state.last : nowMs;
-  const level = levelAt(state, now, limit, full);
-  if (state.limit !== limit) {
-    // The key's limit changed: the new one applies from now on, whatever this decision.
+  const level = levelAt(state, now, quota, full);
+  if (state.quota !== quota) {
+    // The key's quota changed: the new one applies from now on, whatever this decision.
     state.level = level;
     state.last = now;
-    state.limit = limit;
+    state.quota = quota;
   }
   const take = cost * windowMs;
   if (take <= level) {
@@ -117,12 +117,12 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, limit: Lim
     if (record) {
       state.level = after;
       state.last = now;
-      state.limit = limit;
+      state.quota = quota;
     }
-    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold, limit.windowSeconds);
+    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold, quota.windowSeconds);
   }
   const remaining = Math.floor(level / windowMs);
   const resetAfter = (full - level) / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, limit.windowSeconds);
-  return result(false, remaining, (take - level) / threshold, threshold, resetAfter, limit.windowSeconds);
+  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
+  return result(false, remaining, (take - level) / threshold, threshold, resetAfter, quota.windowSeconds);
 }

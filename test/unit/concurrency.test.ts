@@ -1,63 +1,14 @@
-// Real concurrency: an asynchronous strategy that awaits between reading and writing its state.
+// Real concurrency: a store that awaits between reading and writing its state, made exact by the
+// limiter's per-key async mutex.
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, type Limit, type RateLimitResult, type RateLimitStrategy } from '../../src/index.js';
+import { RateLimiter, createQuota } from '../../src/index.js';
+import { AwaitingCounter } from '../support/stores.js';
 
-interface CounterState {
-  count: number;
-}
-
-/** Lets other promise jobs run, as a round trip to a store would. */
-async function roundTrip(): Promise<void> {
-  for (let i = 0; i < 3; i++) await Promise.resolve();
-}
-
-/**
- * A fixed-count strategy whose check and record are separated by awaits, like a strategy reading
- * and writing a remote store: read → await → decide → write. Not atomic on its own.
- */
-class AwaitingCounter implements RateLimitStrategy<CounterState> {
-  readonly name = 'awaiting-counter';
-  readonly synchronous = false;
-  /** When set, consume waits for this promise between read and write (for blocking tests). */
-  gate: Promise<void> | undefined;
-  /** When set, consume throws (after the read, before any write) for this key. */
-  failFor: string | undefined;
-
-  createState(): CounterState {
-    return { count: 0 };
-  }
-
-  async consume(key: string, state: CounterState, _now: number, cost: number, limit: Limit): Promise<RateLimitResult> {
-    const seen = state.count;
-    await roundTrip();
-    if (this.gate !== undefined && key === 'blocked') await this.gate;
-    if (this.failFor === key) throw new Error(`store unavailable for ${key}`);
-    if (seen + cost > limit.threshold) {
-      return { allowed: false, remaining: limit.threshold - seen, retryAfter: 1, limit: limit.threshold, resetAfter: 1 };
-    }
-    state.count = seen + cost;
-    return { allowed: true, remaining: limit.threshold - state.count, retryAfter: 0, limit: limit.threshold, resetAfter: 1 };
-  }
-
-  async peek(_key: string, state: CounterState | undefined, _now: number, _cost: number, limit: Limit): Promise<RateLimitResult> {
-    await roundTrip();
-    const seen = state?.count ?? 0;
-    return { allowed: seen < limit.threshold, remaining: limit.threshold - seen, retryAfter: 0, limit: limit.threshold, resetAfter: 0 };
-  }
-
-  sweep(): boolean {
-    return false;
-  }
-}
-
-describe('an awaiting strategy driven concurrently', () => {
+describe('an awaiting store driven concurrently', () => {
   it('without the limiter, over-admits (the race the mutex exists to prevent)', async () => {
-    const strategy = new AwaitingCounter();
-    const limit = { threshold: 10, windowMs: 1_000, windowSeconds: 1 };
-    const state = strategy.createState();
-    const results = await Promise.all(
-      Array.from({ length: 100 }, () => strategy.consume('k', state, 0, 1, limit)),
-    );
+    const store = new AwaitingCounter();
+    const quota = createQuota({ threshold: 10, windowSeconds: 1 });
+    const results = await Promise.all(Array.from({ length: 100 }, () => store.consume('k', 0, 1, quota)));
     expect(results.filter((r) => r.allowed).length).toBeGreaterThan(10);
   });
 
@@ -111,7 +62,9 @@ describe('an awaiting strategy driven concurrently', () => {
     expect(after.map((r) => r.allowed)).toEqual([true, true, false]);
   });
 
-  it('reset during the first request of a key forgets it (no state is put back afterwards)', async () => {
+  it('reset during a decision in flight: the limiter keeps nothing of a store, so nothing is forgotten or put back', async () => {
+    // (With the in-memory contract decisions are synchronous: no decision is ever in flight on
+    // state the limiter holds, so the old case of a reset racing a first request is gone.)
     const strategy = new AwaitingCounter();
     let open!: () => void;
     strategy.gate = new Promise<void>((resolve) => {
@@ -120,12 +73,14 @@ describe('an awaiting strategy driven concurrently', () => {
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy, clock: () => 0 });
     const first = limiter.allowRequest('blocked');
     await Promise.resolve();
-    expect(limiter.reset('blocked')).toBe(true);
+    expect(limiter.reset('blocked')).toBe(false);
     open();
     expect((await first).allowed).toBe(true);
     expect(limiter.size).toBe(0);
     strategy.gate = undefined;
-    expect((await limiter.allowRequest('blocked')).allowed).toBe(true);
+    // The store kept its count: the next request is over the threshold of 1.
+    expect((await limiter.allowRequest('blocked')).allowed).toBe(false);
+    expect(strategy.counts.get('blocked')).toBe(1);
   });
 
   it('a failing first request leaves no state for the key', async () => {
@@ -134,6 +89,7 @@ describe('an awaiting strategy driven concurrently', () => {
     const limiter = new RateLimiter({ threshold: 3, windowSeconds: 1, strategy, clock: () => 0 });
     await expect(limiter.allowRequest('new')).rejects.toThrow(/store unavailable/);
     expect(limiter.size).toBe(0);
+    expect(strategy.counts.has('new')).toBe(false);
   });
 
   it('peek waits for queued decisions on the key', async () => {
@@ -149,9 +105,9 @@ describe('an awaiting strategy driven concurrently', () => {
     let now = 0;
     const strategy = new AwaitingCounter();
     const original = strategy.consume.bind(strategy);
-    strategy.consume = async (key, state, nowMs, cost, limit) => {
+    strategy.consume = async (key, nowMs, cost, quota) => {
       readings.push(nowMs);
-      const result = await original(key, state, nowMs, cost, limit);
+      const result = await original(key, nowMs, cost, quota);
       now += 1; // time passes while the holder works
       return result;
     };

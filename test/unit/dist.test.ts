@@ -19,7 +19,7 @@ describe('the built package (dist/)', () => {
       [
         'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
         'RateWardenRangeError', 'RateWardenTypeError', 'RateWardenWaitError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
-        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'performanceClock',
+        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'createQuota', 'performanceClock',
         'rateLimitHeaders', 'rateLimitProblem',
       ],
     );
@@ -37,10 +37,11 @@ describe('the built package (dist/)', () => {
     const core = (await import(packageName)) as typeof import('../../src/index.js');
     const redis = (await import(`${packageName}/redis`)) as typeof import('../../src/redis/index.js');
     expect(Object.keys(redis).sort()).toEqual([
-      'DECIDE_SCRIPT', 'RedisGCRA', 'RedisReplyError', 'RedisSlidingWindowLog', 'RedisStrategy', 'RedisTimeoutError', 'toRedisAdapter',
+      'DECIDE_SCRIPT', 'RateWardenRedisReplyError', 'RateWardenRedisTimeoutError', 'RedisGCRA', 'RedisSlidingWindowLog', 'RedisStrategy', 'toRedisAdapter',
     ]);
     // The subpath's errors are the core's classes, not copies.
     expect(() => new redis.RedisGCRA({ client: null, prefix: 'p:' })).toThrow(core.RateWardenTypeError);
+    expect(new redis.RateWardenRedisTimeoutError(1).code).toBe(core.ErrorCode.RedisTimeout);
     const cjs = require(`${packageName}/redis`) as typeof import('../../src/redis/index.js');
     expect(require.resolve(`${packageName}/redis`)).toMatch(/dist[\\/]redis\.cjs$/);
     const cjsCore = require(packageName) as typeof import('../../src/index.js');

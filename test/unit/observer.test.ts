@@ -1,7 +1,8 @@
 // Observing a limiter: stats() counters and on('decision' | 'sweep' | 'error') listeners.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitGroup, RateLimiter, SlidingWindowLog } from '../../src/index.js';
-import type { RateLimitResult, RateLimitStrategy, SweepInfo } from '../../src/index.js';
+import type { RateLimitResult, SweepInfo } from '../../src/index.js';
+import { AwaitingStore } from '../support/stores.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -47,20 +48,16 @@ describe('stats()', () => {
     expect(b.stats()).toMatchObject({ allowed: 1, rejected: 0, keys: 1 });
   });
 
-  it('counts the decisions of an asynchronous strategy once they settle', async () => {
-    const log = new SlidingWindowLog() as unknown as RateLimitStrategy<unknown>;
-    const remote: RateLimitStrategy<unknown> = {
-      name: 'remote',
-      synchronous: false,
-      createState: (limit) => log.createState(limit),
-      consume: async (...args) => log.consume(...args) as RateLimitResult,
-      peek: async (...args) => log.peek(...args) as RateLimitResult,
-      sweep: (...args) => log.sweep(...args),
-    };
+  it('counts the decisions of a store once they settle', async () => {
+    const remote = new AwaitingStore(new SlidingWindowLog());
     const l = new RateLimiter<unknown>({ threshold: 1, windowSeconds: 1, strategy: remote, clock: () => 0 });
-    const decisions = await Promise.all([l.allowRequest('a'), l.allowRequest('a'), l.allowRequest('b')]);
-    expect(decisions.map((d) => d.allowed)).toEqual([true, false, true]);
-    expect(l.stats()).toMatchObject({ allowed: 2, rejected: 1, keys: 2 });
+    const decisions = l.allowRequest('a');
+    expect(l.stats()).toMatchObject({ allowed: 0, rejected: 0 });
+    const all = await Promise.all([decisions, l.allowRequest('a'), l.allowRequest('b')]);
+    expect(all.map((d) => d.allowed)).toEqual([true, false, true]);
+    // The store keeps the keys: the limiter tracks none.
+    expect(l.stats()).toMatchObject({ allowed: 2, rejected: 1, keys: 0 });
+    expect(remote.states.size).toBe(2);
   });
 
   it('counts each attempt of waitForSlot, and the callers waiting now', async () => {
@@ -89,8 +86,8 @@ describe('stats()', () => {
     expect(l.stats()).toMatchObject({ keys: 1, sweeps: 2, sweptKeys: 3 });
     expect(l.reset('d')).toBe(true);
     expect(l.stats()).toMatchObject({ keys: 0, sweeps: 2, sweptKeys: 3 });
-    // The getter counts the automatic sweep alone.
-    expect(l.sweptKeys).toBe(0);
+    // One meaning: the getter counts what stats() counts, cleanUp() and the automatic sweep.
+    expect(l.sweptKeys).toBe(3);
   });
 
   it('counts the passes of the automatic sweep (over several slices) and the keys it dropped', async () => {

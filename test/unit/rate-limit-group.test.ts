@@ -3,12 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   GCRA,
-  type Limit,
   RateLimitGroup,
   RateLimiter,
-  type RateLimitResult,
-  type RateLimitStrategy,
+  type RateLimitStore,
 } from '../../src/index.js';
+import { AwaitingCounter } from '../support/stores.js';
 
 function pair() {
   const clock = { now: 0 };
@@ -132,31 +131,7 @@ describe('RateLimitGroup (synchronous strategies)', () => {
   });
 });
 
-/** A counter strategy that awaits between reading and writing (like a store). */
-class AwaitingCounter implements RateLimitStrategy<{ count: number }> {
-  readonly name = 'awaiting-counter';
-  readonly synchronous = false;
-  createState() {
-    return { count: 0 };
-  }
-  async consume(_k: string, s: { count: number }, _n: number, cost: number, limit: Limit): Promise<RateLimitResult> {
-    const seen = s.count;
-    for (let i = 0; i < 3; i++) await Promise.resolve();
-    if (seen + cost > limit.threshold) return { allowed: false, remaining: limit.threshold - seen, retryAfter: 1, limit: limit.threshold, resetAfter: 1 };
-    s.count = seen + cost;
-    return { allowed: true, remaining: limit.threshold - s.count, retryAfter: 0, limit: limit.threshold, resetAfter: 1 };
-  }
-  async peek(_k: string, s: { count: number } | undefined, _n: number, cost: number, limit: Limit): Promise<RateLimitResult> {
-    for (let i = 0; i < 2; i++) await Promise.resolve();
-    const seen = s?.count ?? 0;
-    return { allowed: seen + cost <= limit.threshold, remaining: limit.threshold - seen, retryAfter: seen + cost <= limit.threshold ? 0 : 1, limit: limit.threshold, resetAfter: 0 };
-  }
-  sweep() {
-    return false;
-  }
-}
-
-describe('RateLimitGroup (asynchronous strategies)', () => {
+describe('RateLimitGroup (stores)', () => {
   it('is all or nothing under concurrency: both limits count the same requests', async () => {
     const a = new RateLimiter({ threshold: 7, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
     const b = new RateLimiter({ threshold: 10, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
@@ -179,15 +154,12 @@ describe('RateLimitGroup (asynchronous strategies)', () => {
   });
 
   it('a failing check rejects the group once, after every check has settled (no unhandled rejection)', async () => {
-    const failing = (how: 'sync' | 'async'): RateLimitStrategy<{ count: number }> => {
+    const failing = (how: 'sync' | 'async'): RateLimitStore => {
       const base = new AwaitingCounter();
       return {
         name: `failing-${how}`,
-        synchronous: false,
-        createState: () => base.createState(),
         consume: (...args) => base.consume(...args),
         peek: how === 'sync' ? () => { throw new Error('sync peek failure'); } : async () => { throw new Error('async peek failure'); },
-        sweep: () => false,
       };
     };
     const a = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: failing('async'), clock: () => 0 });
@@ -198,7 +170,7 @@ describe('RateLimitGroup (asynchronous strategies)', () => {
     expect((await c.peek('k')).remaining).toBe(5);
   });
 
-  it('mixes synchronous and asynchronous limits, all or nothing', async () => {
+  it('mixes in-memory limits and stores, all or nothing', async () => {
     const sync = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => 0 });
     const remote = new RateLimiter({ threshold: 100, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
     const group = new RateLimitGroup([sync, remote]);

@@ -2,8 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   ErrorCode,
+  type Quota,
   RateLimiter,
   type RateLimitResult,
+  type RateLimitStore,
   type RateLimitStrategy,
   SlidingWindowLog,
 } from '../../src/index.js';
@@ -40,8 +42,13 @@ describe('constructor options', () => {
     ['bigint window', { threshold: 1, windowSeconds: 10n }, TypeError, /got `10n` \(bigint\)/],
     ['clock not a function', { ...ok, clock: 5 }, TypeError, /`clock` to be a function, got `5`/],
     ['strategy not an object', { ...ok, strategy: 'gcra' }, TypeError, /`strategy` to be an object/],
-    ['strategy without consume', { ...ok, strategy: { name: 'x', synchronous: true, createState() {}, peek() {}, sweep() {} } }, TypeError, /`strategy.consume` to be a function/],
-    ['strategy without synchronous', { ...ok, strategy: { name: 'x', createState() {}, consume() {}, peek() {}, sweep() {} } }, TypeError, /`strategy.synchronous` to be a boolean/],
+    ['strategy without consume', { ...ok, strategy: { name: 'x', createState() {}, peek() {}, sweep() {} } }, TypeError, /`strategy.consume` to be a function/],
+    ['strategy with createState but no sweep', { ...ok, strategy: { name: 'x', createState() {}, consume() {}, peek() {} } }, TypeError, /`strategy.sweep` to be a function, got `undefined`/],
+    ['strategy with sweep but no createState', { ...ok, strategy: { name: 'x', consume() {}, peek() {}, sweep() {} } }, TypeError, /`strategy.createState` to be a function/],
+    ['store without peek', { ...ok, strategy: { name: 'x', consume() {} } }, TypeError, /`strategy.peek` to be a function/],
+    ['store without a name', { ...ok, strategy: { consume() {}, peek() {} } }, TypeError, /`strategy.name` to be a string/],
+    ['store with a non-boolean atomic', { ...ok, strategy: { name: 'x', atomic: 'yes', consume() {}, peek() {} } }, TypeError, /`strategy.atomic` to be a boolean or undefined, got `"yes"`/],
+    ['strategy with a string maxThreshold', { ...ok, strategy: { name: 'x', maxThreshold: '5', consume() {}, peek() {} } }, TypeError, /`strategy.maxThreshold` to be a number or undefined/],
   ];
   for (const [name, options, type, message] of cases) {
     it(`throws ${type.name} for ${name}`, () => {
@@ -265,15 +272,15 @@ describe('cleanUp, size, reset', () => {
     expect(limiter.cleanUp()).toBe(0);
     // White-box: reach the state through a peek-free route, the strategy's own sweep on a copy.
     const state = strategy.createState({ threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
-    strategy.consume('k', state, 0, 1_000, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
-    strategy.consume('k', state, 1_000, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
+    strategy.consume(state, 0, 1_000, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
+    strategy.consume(state, 1_000, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 });
     expect(state.times.length).toBe(1_000);
     expect(strategy.sweep(state, 1_500, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 })).toBe(false);
     expect(state.count).toBe(1);
     expect(state.times.length).toBe(4);
     // The shrunk ring still decides as before, and grows again on demand.
-    expect(strategy.consume('k', state, 1_500, 999, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).remaining).toBe(0);
-    expect(strategy.consume('k', state, 1_999, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).retryAfter).toBe(0.001);
+    expect(strategy.consume(state, 1_500, 999, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).remaining).toBe(0);
+    expect(strategy.consume(state, 1_999, 1, { threshold: 1_000, windowMs: 1_000, windowSeconds: 1 }).retryAfter).toBe(0.001);
     // Through the limiter: the key holding 2 timestamps decides as expected after the sweep.
     expect(limiter.allowRequestSync('k', { cost: 998 }).remaining).toBe(0);
   });
@@ -282,13 +289,13 @@ describe('cleanUp, size, reset', () => {
     const strategy = new SlidingWindowLog();
     const limit = { threshold: 10, windowMs: 1_000, windowSeconds: 1 };
     const state = strategy.createState(limit);
-    strategy.consume('k', state, 0, 10, limit);
-    strategy.consume('k', state, 500, 0 + 1, limit); // rejected: full
+    strategy.consume(state, 0, 10, limit);
+    strategy.consume(state, 500, 0 + 1, limit); // rejected: full
     expect(state.count).toBe(10);
-    const rejected = strategy.consume('k', state, 1_000, 11, limit); // 10 expire; cost 11 never fits
+    const rejected = strategy.consume(state, 1_000, 11, limit); // 10 expire; cost 11 never fits
     expect(rejected.retryAfter).toBe(Infinity);
     expect(state.count).toBe(0);
-    expect(strategy.peek('k', state, 1_000, 10, limit).allowed).toBe(true);
+    expect(strategy.peek(state, 1_000, 10, limit).allowed).toBe(true);
   });
 
   it('reset forgets one key', () => {
@@ -325,23 +332,20 @@ describe('peek', () => {
   });
 });
 
-describe('allowRequestSync with an asynchronous strategy', () => {
-  it('throws a TypeError with a clear message and code, before touching the strategy', () => {
+describe('allowRequestSync with a store', () => {
+  it('throws a TypeError with a clear message and code, before touching the store', () => {
     let calls = 0;
-    const asyncStrategy: RateLimitStrategy<{ n: number }> = {
+    const store: RateLimitStore = {
       name: 'remote',
-      synchronous: false,
-      createState: () => ({ n: 0 }),
       consume: async () => {
         calls++;
         return { allowed: true, remaining: 0, retryAfter: 0, limit: 1, resetAfter: 0 };
       },
       peek: async () => ({ allowed: true, remaining: 0, retryAfter: 0, limit: 1, resetAfter: 0 }),
-      sweep: () => true,
     };
-    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: asyncStrategy });
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: store });
     expect(() => limiter.allowRequestSync('a')).toThrow(TypeError);
-    expect(() => limiter.allowRequestSync('a')).toThrow(/synchronous strategy .* `remote`: use `allowRequest`/);
+    expect(() => limiter.allowRequestSync('a')).toThrow(/in-memory strategy for `allowRequestSync`, got the store `remote` .*: use `allowRequest`/);
     expect(() => limiter.peekSync('a')).toThrow(/use `peek`/);
     let caught: unknown;
     try {
@@ -353,18 +357,17 @@ describe('allowRequestSync with an asynchronous strategy', () => {
     expect(calls).toBe(0);
   });
 
-  it('a strategy declared synchronous that returns a promise fails loudly instead of not limiting', async () => {
+  it('an in-memory strategy that returns a promise fails loudly instead of not limiting', async () => {
     const inner = new SlidingWindowLog();
-    const liar: RateLimitStrategy<unknown> = {
+    const liar = {
       name: 'liar',
-      synchronous: true,
-      createState: (limit) => inner.createState(limit),
-      consume: async (...args) => inner.consume(...(args as Parameters<typeof inner.consume>)),
-      peek: (...args) => inner.peek(...(args as Parameters<typeof inner.peek>)),
-      sweep: (...args) => inner.sweep(...(args as Parameters<typeof inner.sweep>)),
-    };
+      createState: (quota: Quota) => inner.createState(quota),
+      consume: async (...args: Parameters<typeof inner.consume>) => inner.consume(...args),
+      peek: (...args: Parameters<typeof inner.peek>) => inner.peek(...args),
+      sweep: (...args: Parameters<typeof inner.sweep>) => inner.sweep(...args),
+    } as unknown as RateLimitStrategy<unknown>;
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: liar, clock: () => 0 });
-    await expect(limiter.allowRequest('k')).rejects.toThrow(/declared synchronous\) to return a result, got a promise/);
+    await expect(limiter.allowRequest('k')).rejects.toThrow(/in-memory strategy `liar` to return a result, got a promise/);
     expect(() => limiter.allowRequestSync('k')).toThrow(TypeError);
     expect(limiter.size).toBe(0);
   });

@@ -1,11 +1,11 @@
 // Tiers: a limit chosen per user by `limitFor`.
 import { describe, expect, it } from 'vitest';
-import { GCRA, type LimitOptions, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, TokenBucket, type User } from '../../src/index.js';
+import { GCRA, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, TokenBucket, type User } from '../../src/index.js';
 
 interface Customer extends User {
   readonly plan: 'free' | 'pro';
 }
-const TIERS: Record<Customer['plan'], LimitOptions> = {
+const TIERS: Record<Customer['plan'], QuotaOptions> = {
   free: { threshold: 60, windowSeconds: 60 },
   pro: { threshold: 600, windowSeconds: 60 },
 };
@@ -97,7 +97,7 @@ describe('tiers (limitFor)', () => {
 
   it('token bucket and GCRA keep the used share of the burst across a tier change, both ways', () => {
     for (const make of [(): RateLimitStrategy<unknown> => new TokenBucket(), (): RateLimitStrategy<unknown> => new GCRA()]) {
-      let tier: LimitOptions = { threshold: 10, windowSeconds: 60 };
+      let tier: QuotaOptions = { threshold: 10, windowSeconds: 60 };
       const clock = { now: 0 };
       const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: make(), clock: () => clock.now, limitFor: () => tier });
       for (let i = 0; i < 5; i++) limiter.allowRequestSync('u');
@@ -121,7 +121,7 @@ describe('tiers (limitFor)', () => {
   });
 
   it("cleanUp sweeps each key with its own tier's window", () => {
-    const long: LimitOptions = { threshold: 5, windowSeconds: 3_600 };
+    const long: QuotaOptions = { threshold: 5, windowSeconds: 3_600 };
     const clock = { now: 0 };
     const limiter = new RateLimiter({
       threshold: 5,
@@ -140,7 +140,7 @@ describe('tiers (limitFor)', () => {
 
   it('an invalid tier fails the call with an error naming it, changing nothing', async () => {
     let tier: unknown = { threshold: 0, windowSeconds: 60 };
-    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, clock: () => 0, limitFor: () => tier as LimitOptions });
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, clock: () => 0, limitFor: () => tier as QuotaOptions });
     expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
     expect(() => limiter.allowRequestSync('a')).toThrow(/`limitFor\(\).threshold` to be a positive safe integer, got `0`/);
     tier = { threshold: 5, windowSeconds: '60' };

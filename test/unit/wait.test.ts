@@ -3,7 +3,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
-import type { RateLimitResult, RateLimitStrategy, RateWardenWaitError } from '../../src/index.js';
+import type { RateLimitStore, RateLimitStrategy, RateWardenWaitError, SlidingWindowLogState } from '../../src/index.js';
 
 /** Follows a promise without awaiting it. */
 function track<T>(promise: Promise<T>): { done: boolean; value?: T; error?: unknown; rejected: boolean } {
@@ -27,20 +27,26 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
-/** The default strategy, behind promises: an asynchronous strategy (decided under the key's lock). */
-function asyncLog(): RateLimitStrategy<unknown> {
-  const log = new SlidingWindowLog() as unknown as RateLimitStrategy<unknown>;
+/**
+ * The default algorithm behind a store: its state in a Map of the store's own, each decision a
+ * promise (a store that is not atomic: decided under the key's lock).
+ */
+function asyncLog(): RateLimitStore {
+  const log = new SlidingWindowLog();
+  const states = new Map<string, SlidingWindowLogState>();
   return {
     name: 'async-log',
-    synchronous: false,
-    createState: (limit) => log.createState(limit),
-    consume: async (key, state, now, cost, limit) => log.consume(key, state, now, cost, limit),
-    peek: async (key, state, now, cost, limit) => log.peek(key, state, now, cost, limit),
-    sweep: (state, now, limit) => log.sweep(state, now, limit),
+    consume: async (key, now, cost, quota) => {
+      const state = states.get(key) ?? log.createState(quota);
+      const result = log.consume(state, now, cost, quota);
+      if (result.allowed) states.set(key, state);
+      return result;
+    },
+    peek: async (key, now, cost, quota) => log.peek(states.get(key), now, cost, quota),
   };
 }
 
-function limiter(threshold: number, windowSeconds: number, strategy?: RateLimitStrategy<unknown>): RateLimiter<unknown> {
+function limiter(threshold: number, windowSeconds: number, strategy?: RateLimitStrategy<unknown> | RateLimitStore): RateLimiter<unknown> {
   return new RateLimiter<unknown>({
     threshold,
     windowSeconds,
@@ -377,7 +383,7 @@ describe('waitForSlot', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  describe('with an asynchronous strategy', () => {
+  describe('with a store', () => {
     it('waits, serves in order and leaves no timer', async () => {
       const l = limiter(1, 1, asyncLog());
       await l.allowRequest('a');
@@ -420,7 +426,7 @@ describe('waitForSlot', () => {
       const log = asyncLog();
       let release: (() => void) | undefined;
       let calls = 0;
-      const gated: RateLimitStrategy<unknown> = {
+      const gated: RateLimitStore = {
         ...log,
         consume: (...args) => {
           calls++;
@@ -452,7 +458,7 @@ describe('waitForSlot', () => {
     it('rejects at once a waiter aborted while its attempt is in flight; the attempt completes in the store', async () => {
       const log = asyncLog();
       let release: (() => void) | undefined;
-      const slow: RateLimitStrategy<unknown> = {
+      const slow: RateLimitStore = {
         ...log,
         consume: (...args) =>
           new Promise<void>((resolve) => {
@@ -477,19 +483,9 @@ describe('waitForSlot', () => {
       expect(l.stats()).toMatchObject({ allowed: 2, waiting: 0 });
     });
 
-    it('queues the waiters of an external strategy (no per-key lock) the same way', async () => {
-      const log = asyncLog();
-      const states = new Map<string, unknown>();
-      const external: RateLimitStrategy<unknown> = {
-        ...log,
-        external: true,
-        consume: async (key, _state, now, cost, limit) => {
-          const state = states.get(key) ?? log.createState(limit);
-          states.set(key, state);
-          return log.consume(key, state, now, cost, limit);
-        },
-      };
-      const l = limiter(1, 1, external);
+    it('queues the waiters of an atomic store (no per-key lock) the same way', async () => {
+      const atomic: RateLimitStore = { ...asyncLog(), atomic: true };
+      const l = limiter(1, 1, atomic);
       const start = Date.now();
       const served: number[] = [];
       const waits = [1, 2, 3].map((n) => l.waitForSlot('a').then(() => served.push(n * 10_000 + Date.now() - start)));
@@ -503,14 +499,14 @@ describe('waitForSlot', () => {
     it('rejects the waiter whose attempt fails, and lets the next one try', async () => {
       let fail = true;
       const log = asyncLog();
-      const flaky: RateLimitStrategy<unknown> = {
+      const flaky: RateLimitStore = {
         ...log,
         consume: async (...args) => {
           if (fail) {
             fail = false;
             throw new Error('store down');
           }
-          return log.consume(...args) as Promise<RateLimitResult>;
+          return log.consume(...args);
         },
       };
       const l = limiter(1, 1, flaky);

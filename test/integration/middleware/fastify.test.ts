@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitGroup, RateLimiter, type RateLimitStrategy } from '../../../src/index.js';
+import { RateLimitGroup, RateLimiter, type RateLimitStore } from '../../../src/index.js';
 import { fastifyRateLimit, type FastifyRateLimitOptions } from '../../../src/middleware/fastify.js';
 
 /** The library's error: its class name, stable code and exact message. */
@@ -19,18 +19,11 @@ const clock = (): number => now;
 const limiter = (threshold = 2, windowSeconds = 60): RateLimiter =>
   new RateLimiter({ threshold, windowSeconds, clock });
 
-/** A strategy whose store is down: every decision throws. */
-const failing: RateLimitStrategy<object> = {
+/** A store that is down: every decision rejects. */
+const failing: RateLimitStore = {
   name: 'failing',
-  synchronous: true,
-  createState: () => ({}),
-  consume: () => {
-    throw new Error('store down');
-  },
-  peek: () => {
-    throw new Error('store down');
-  },
-  sweep: () => true,
+  consume: () => Promise.reject(new Error('store down')),
+  peek: () => Promise.reject(new Error('store down')),
 };
 
 /** Route handler invocations, by path. */

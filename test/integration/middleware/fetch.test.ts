@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitGroup, RateLimiter, type RateLimitStrategy } from '../../../src/index.js';
+import { RateLimitGroup, RateLimiter, type RateLimitStore } from '../../../src/index.js';
 import { checkRateLimit, withRateLimit, type FetchRateLimitOptions } from '../../../src/middleware/fetch.js';
 
 /** The library's error: its class name, stable code and exact message. */
@@ -22,18 +22,11 @@ const limiter = (threshold = 2, windowSeconds = 60): RateLimiter =>
   new RateLimiter({ threshold, windowSeconds, clock });
 const apiKey = (request: Request): string => request.headers.get('x-api-key') ?? 'anonymous';
 
-/** A strategy whose store is down: every decision throws. */
-const failing: RateLimitStrategy<object> = {
+/** A store that is down: every decision rejects. */
+const failing: RateLimitStore = {
   name: 'failing',
-  synchronous: true,
-  createState: () => ({}),
-  consume: () => {
-    throw new Error('store down');
-  },
-  peek: () => {
-    throw new Error('store down');
-  },
-  sweep: () => true,
+  consume: () => Promise.reject(new Error('store down')),
+  peek: () => Promise.reject(new Error('store down')),
 };
 
 /** Handler invocations, by path. */

@@ -3,7 +3,7 @@
 // Lua script and the TypeScript cannot drift apart. Property-based, against a real redis-server.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GCRA, RateLimiter, SlidingWindowLog, type LimitOptions, type RateLimitStrategy } from '../../../src/index.js';
+import { GCRA, RateLimiter, SlidingWindowLog, type QuotaOptions, type RateLimitStore, type RateLimitStrategy } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog, type RedisStrategyOptions } from '../../../src/redis/index.js';
 import { CLIENTS, RedisServer, type TestClient } from '../../support/redis-server.js';
 
@@ -33,7 +33,7 @@ const schedule = fc.record({
 });
 
 const pairs: ReadonlyArray<
-  [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStrategy<unknown>]
+  [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStore]
 > = [
   ['sliding-window log', () => new SlidingWindowLog() as RateLimitStrategy<unknown>, (o) => new RedisSlidingWindowLog(o)],
   ['GCRA', () => new GCRA() as RateLimitStrategy<unknown>, (o) => new RedisGCRA(o)],
@@ -55,12 +55,12 @@ describe.each(CLIENTS)("with %s", (name, connect) => {
         run++;
         let now = 1_000_000;
         const clock = (): number => now;
-        const tiers: LimitOptions[] = [
+        const tiers: QuotaOptions[] = [
           { threshold, windowSeconds: windowMs / 1000 },
           { threshold: threshold + 2, windowSeconds: (windowMs * 2) / 1000 },
         ];
         let tier = 0;
-        const limitFor = tiered ? (): LimitOptions => tiers[tier] as LimitOptions : undefined;
+        const limitFor = tiered ? (): QuotaOptions => tiers[tier] as QuotaOptions : undefined;
         const options = { threshold, windowSeconds: windowMs / 1000, clock, ...(limitFor ? { limitFor } : {}) };
         const local = new RateLimiter({ ...options, strategy: memory() });
         const shared = new RateLimiter({
@@ -112,8 +112,8 @@ describe.each(CLIENTS)('with %s, time going backwards', (name, connect) => {
             // the state as written under a clock that was ahead; tested below).
             now = Math.max(now + Math.round(op.dt * op.frac * (windowMs / 2)), latest - windowMs);
             latest = Math.max(latest, now);
-            const expected = local.consume('k', state, now, op.cost, limit);
-            const actual = await shared.consume('k', undefined, now, op.cost, limit);
+            const expected = local.consume(state, now, op.cost, limit);
+            const actual = await shared.consume('k', now, op.cost, limit);
             expect(actual).toEqual(expected);
           }
         },
@@ -125,16 +125,16 @@ describe.each(CLIENTS)('with %s, time going backwards', (name, connect) => {
   it('forgets log entries written more than a window ahead of the clock (a clock that was ahead)', async () => {
     const shared = new RedisSlidingWindowLog({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
     const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
-    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await shared.consume('k', 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
     // 10 s earlier, within no window of those entries: they are dropped, not waited for.
-    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1, resetAfter: 1 });
+    expect(await shared.consume('k', 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1, resetAfter: 1 });
     expect(await c.command('ZCARD', `ahead:${name}:{k}:log`)).toBe(1);
   });
 
   it('forgets a GCRA TAT more than a window too far ahead', async () => {
     const shared = new RedisGCRA({ client: c.client, prefix: `ahead:${name}:`, time: 'limiter' });
     const limit = { threshold: 2, windowMs: 1_000, windowSeconds: 1 };
-    expect(await shared.consume('k', undefined, 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await shared.consume('k', undefined, 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await shared.consume('k', 50_000, 2, limit)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await shared.consume('k', 40_000, 1, limit)).toMatchObject({ allowed: true, remaining: 1 });
   });
 });

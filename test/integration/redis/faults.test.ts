@@ -9,10 +9,11 @@ import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import {
   RedisGCRA,
   RedisSlidingWindowLog,
-  RedisTimeoutError,
+  RateWardenRedisTimeoutError,
   toRedisAdapter,
   type RedisFailurePolicy,
 } from '../../../src/redis/index.js';
+import { redisLimitOf } from '../../../src/redis/redis-limit.js';
 import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
 
 const unhandled: unknown[] = [];
@@ -227,7 +228,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       expect(r).toMatchObject({ allowed: false, binding: 0, results: [{ degraded: 'fail-closed' }, { allowed: true, degraded: 'local' }] });
       // The local limit checked but did not record: two requests still fit in it.
       const strategy = local.strategy as RedisSlidingWindowLog;
-      expect(strategy.localSize).toBe(0);
+      expect(redisLimitOf(strategy).failure.localSize).toBe(0);
       await c.command('DEL', 'group-closed:{alice}:log');
     });
 
@@ -306,10 +307,10 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       expect(settled).toBe(0); // not before the timeout
       await vi.advanceTimersByTimeAsync(1);
       expect(settled).toBe(2);
-      expect(await first).toBeInstanceOf(RedisTimeoutError);
+      expect(await first).toBeInstanceOf(RateWardenRedisTimeoutError);
       const error = await second;
-      expect(error).toBeInstanceOf(RedisTimeoutError);
-      expect((error as RedisTimeoutError).code).toBe('ERR_RATEWARDEN_REDIS_TIMEOUT');
+      expect(error).toBeInstanceOf(RateWardenRedisTimeoutError);
+      expect((error as RateWardenRedisTimeoutError).code).toBe('ERR_RATEWARDEN_REDIS_TIMEOUT');
       expect((error as Error).message).toMatch(/5 s.*timeoutSeconds/);
 
       const localDecisions = [local.allowRequest('alice'), local.allowRequest('alice'), local.allowRequest('alice')];
@@ -326,7 +327,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       await vi.advanceTimersByTimeAsync(5_000);
       expect(await grouped).toMatchObject({ allowed: true, results: [{ degraded: 'fail-open' }, { degraded: 'local' }] });
 
-      expect(errors.filter((e) => e instanceof RedisTimeoutError)).toHaveLength(errors.length);
+      expect(errors.filter((e) => e instanceof RateWardenRedisTimeoutError)).toHaveLength(errors.length);
       // 2 (throw) + 3 (local) + the group's one call, reported to each of its two strategies.
       expect(errors.length).toBe(7);
       vi.useRealTimers();

@@ -2,10 +2,10 @@
 // Edge cases are driven by an injected clock (`time: 'limiter'`); the server-clock mode is tested
 // with limiters whose own clocks disagree.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RateLimitGroup, RateLimiter, type LimitOptions } from '../../../src/index.js';
+import { RateLimitGroup, RateLimiter, type QuotaOptions } from '../../../src/index.js';
 import {
   RedisGCRA,
-  RedisReplyError,
+  RateWardenRedisReplyError,
   RedisSlidingWindowLog,
   toRedisAdapter,
   type RedisAdapter,
@@ -126,8 +126,8 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
     });
 
     it('applies a tier chosen per user (limitFor), on the same Redis key', async () => {
-      const free: LimitOptions = { threshold: 2, windowSeconds: 10 };
-      const pro: LimitOptions = { threshold: 4, windowSeconds: 10 };
+      const free: QuotaOptions = { threshold: 2, windowSeconds: 10 };
+      const pro: QuotaOptions = { threshold: 4, windowSeconds: 10 };
       let tier = free;
       const limiter = new RateLimiter({
         threshold: 100,
@@ -204,7 +204,7 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
     });
 
     it('extends a log key\'s expiry when a longer window applies, even on a rejection', async () => {
-      let tier: LimitOptions = { threshold: 2, windowSeconds: 1 };
+      let tier: QuotaOptions = { threshold: 2, windowSeconds: 1 };
       const limiter = new RateLimiter({
         threshold: 2,
         windowSeconds: 1,
@@ -444,14 +444,14 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
     ['too few elements', [1, 3, 0, 0]],
     ['a circular array', circular],
     ['not an array', 'OK'],
-  ])('%s: a RedisReplyError, through the failure policy', async (_label, reply) => {
+  ])('%s: a RateWardenRedisReplyError, through the failure policy', async (_label, reply) => {
     const errors: unknown[] = [];
     const strict = new RateLimiter({
       threshold: 10,
       windowSeconds: 10,
       strategy: new RedisSlidingWindowLog({ client: answering(reply), prefix: 'p:', onError: (e) => errors.push(e) }),
     });
-    await expect(strict.allowRequest('alice')).rejects.toThrow(RedisReplyError);
+    await expect(strict.allowRequest('alice')).rejects.toThrow(RateWardenRedisReplyError);
     const open = new RateLimiter({
       threshold: 10,
       windowSeconds: 10,
@@ -459,7 +459,7 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
     });
     expect(await open.allowRequest('alice')).toMatchObject({ allowed: true, degraded: 'fail-open' });
     expect(errors).toHaveLength(2);
-    expect(errors.every((e) => e instanceof RedisReplyError)).toBe(true);
+    expect(errors.every((e) => e instanceof RateWardenRedisReplyError)).toBe(true);
   });
 
   it('accepts the replies the script does return, from either client shape', async () => {

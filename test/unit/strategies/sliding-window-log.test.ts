@@ -127,23 +127,23 @@ describe('sliding-window log: edge cases on a fake clock', () => {
     const capacities: number[] = [];
     // Every 4 ms for 1.6 s with a 1 s window: 250 live entries at most, so the ring grows to
     // 256 and then wraps around while evicting.
-    let last = strategy.consume('k', state, 0, 1, limit);
+    let last = strategy.consume(state, 0, 1, limit);
     for (let i = 1; i < 400; i++) {
-      last = strategy.consume('k', state, i * 4, 1, limit);
+      last = strategy.consume(state, i * 4, 1, limit);
       if (capacities.at(-1) !== state.times.length) capacities.push(state.times.length);
     }
     expect(capacities).toEqual([4, 8, 16, 32, 64, 128, 256]);
     expect(last.remaining).toBe(50); // live: (596, 1596] holds 250 entries
     expect(state.count).toBe(250);
     // At 2000 ms the live entries are 1004..1596: 149 of them.
-    expect(strategy.peek('k', state, 2_000, 1, limit).remaining).toBe(151);
-    expect(strategy.peek('k', state, 2_000, 152, limit).retryAfter).toBe(0.004);
+    expect(strategy.peek(state, 2_000, 1, limit).remaining).toBe(151);
+    expect(strategy.peek(state, 2_000, 152, limit).retryAfter).toBe(0.004);
     // A burst then fills the log to exactly 300, growing a wrapped ring to its full size.
-    const burst = strategy.consume('k', state, 2_000, 151, limit);
+    const burst = strategy.consume(state, 2_000, 151, limit);
     expect(burst.allowed).toBe(true);
     expect(burst.remaining).toBe(0);
     expect(state.times.length).toBe(300);
-    expect(strategy.consume('k', state, 2_000, 1, limit).retryAfter).toBe(0.004); // 1004 + 1000 - 2000
+    expect(strategy.consume(state, 2_000, 1, limit).retryAfter).toBe(0.004); // 1004 + 1000 - 2000
   });
 });
 

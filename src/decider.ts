@@ -1,0 +1,166 @@
+/**
+ * The decider: a limiter's one core operation — read the clock, choose the quota, then evict,
+ * check and record through the strategy — on which `allowRequest`, `allowRequestSync`, `peek`,
+ * each attempt of `waitForSlot` and each `RateLimitGroup` step are built (as `Allow`, `Reserve`
+ * and `Wait` are built on one operation in Go's `x/time/rate`). It owns the per-key async mutex
+ * that serialises the decisions of a store that awaits, and counts decisions in the observer.
+ *
+ * It is also the documented internal interface of a limiter for `RateLimitGroup`
+ * ({@link deciderOf}): the group plans its steps with {@link Decider.quotaFor} and
+ * {@link Decider.now}, locks with {@link Decider.mutex}, decides with {@link Decider.decideAt}
+ * and counts with {@link Decider.observer}.
+ *
+ * @module
+ */
+import type { MonotonicClock } from './clock.js';
+import type { KeyTable } from './key-table.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { Observer } from './observer.js';
+import type { Quota } from './quota.js';
+import type { User } from './request.js';
+import type { RateLimitResult } from './result.js';
+import type { RateLimitStore } from './store.js';
+import type { Tiers } from './tiers.js';
+
+let nextId = 0;
+
+/**
+ * @internal What an attempt returns when its `skip` says, once it holds the key's lock, that it
+ * is no longer wanted (an aborted waiter): nothing was decided or counted.
+ */
+export const NOT_DECIDED: RateLimitResult = Object.freeze({
+  allowed: false,
+  remaining: 0,
+  retryAfter: 0,
+  limit: 0,
+  resetAfter: 0,
+});
+
+/**
+ * @internal Where a limiter's state is: a key table for an in-memory strategy, or a store. A
+ * discriminated union, so that each path is typed without casts.
+ */
+export type Keeper<State> =
+  | { readonly table: KeyTable<State>; readonly store?: undefined }
+  | { readonly table?: undefined; readonly store: RateLimitStore };
+
+/** @internal The units a decider decides with, built and validated by `RateLimiter`. */
+export interface DeciderParts<State> {
+  readonly keeper: Keeper<State>;
+  /** The default quota. */
+  readonly quota: Quota;
+  readonly clock: MonotonicClock;
+  /** `undefined` when every key has the default quota. */
+  readonly tiers: Tiers | undefined;
+  /** The strategy's name, for messages. */
+  readonly name: string;
+}
+
+/** @internal The core operation of one limiter; see the module description. */
+export class Decider<State> {
+  /** A number unique to this limiter: the global lock order of a group's keys. */
+  readonly id = nextId++;
+  /** The limiter's default quota. */
+  readonly quota: Quota;
+  /** The key table, for an in-memory strategy; `undefined` for a store. */
+  readonly table: KeyTable<State> | undefined;
+  /** The store, for a store strategy; `undefined` for an in-memory one. */
+  readonly store: RateLimitStore | undefined;
+  /** The strategy's name, for messages. */
+  readonly name: string;
+  /** The per-key async mutex: serialises a store's decisions on a key, unless it is atomic. */
+  readonly mutex = new KeyedMutex();
+  /** The decision counters and listeners. */
+  readonly observer = new Observer();
+  readonly #clock: MonotonicClock;
+  readonly #tiers: Tiers | undefined;
+  /** Whether a store's decisions run under the key's lock (a store that is not atomic). */
+  readonly #locking: boolean;
+
+  /** @param parts - the validated units ({@link DeciderParts}). */
+  constructor(parts: DeciderParts<State>) {
+    this.table = parts.keeper.table;
+    this.store = parts.keeper.store;
+    this.quota = parts.quota;
+    this.name = parts.name;
+    this.#clock = parts.clock;
+    this.#tiers = parts.tiers;
+    this.#locking = this.store !== undefined && this.store.atomic !== true;
+  }
+
+  /** The quota for `user`: its tier when `limitFor` chooses one, else the default. */
+  quotaFor(user: User | string, key: string): Quota {
+    return this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
+  }
+
+  /** Reads the clock for a decision under `quota` (monotonic, checked; may throw). */
+  now(quota: Quota): number {
+    return this.#clock.read(quota.windowMs);
+  }
+
+  /**
+   * The core operation: decides a request of `cost` units on `key` at `now` under `quota` and
+   * records it when allowed (`record`), or only checks it (`peek`). Synchronous with an
+   * in-memory strategy; with a store, a promise, and the caller holds the key's lock if needed.
+   * Counts nothing.
+   */
+  decideAt(key: string, cost: number, quota: Quota, now: number, record: boolean): RateLimitResult | PromiseLike<RateLimitResult> {
+    const table = this.table;
+    if (table !== undefined) return record ? table.consume(key, now, cost, quota) : table.peek(key, now, cost, quota);
+    const store = this.store as RateLimitStore;
+    return record ? store.consume(key, now, cost, quota) : store.peek(key, now, cost, quota);
+  }
+
+  /**
+   * A whole decision with an in-memory strategy: the quota, the clock, the core operation;
+   * counted and published when it records.
+   * @throws for a bad tier or clock, or what the strategy throws (nothing recorded).
+   */
+  decideSync(user: User | string, key: string, cost: number, record: boolean): RateLimitResult {
+    const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
+    const now = this.#clock.read(quota.windowMs);
+    const table = this.table as KeyTable<State>;
+    if (!record) return table.peek(key, now, cost, quota);
+    return this.observer.observe(key, cost, table.consume(key, now, cost, quota));
+  }
+
+  /**
+   * A whole decision with a store, under the key's lock unless the store is atomic (the clock
+   * is read once the lock is held); counted and published when it settles, if it records.
+   *
+   * @param skip - asked once the lock is held: `true` decides nothing and resolves to
+   *   {@link NOT_DECIDED} (a waiter aborted while its attempt waited for the lock).
+   * @returns a promise of the result; it rejects (never throws) for a bad tier or clock, or a
+   *   store error.
+   */
+  decideAsync(user: User | string, key: string, cost: number, record: boolean, skip?: () => boolean): Promise<RateLimitResult> {
+    const decide = (): Promise<RateLimitResult> => {
+      if (skip?.() === true) return Promise.resolve(NOT_DECIDED);
+      const quota = this.quotaFor(user, key);
+      const pending = Promise.resolve(this.decideAt(key, cost, quota, this.#clock.read(quota.windowMs), record));
+      return record ? pending.then((result) => this.observer.observe(key, cost, result)) : pending;
+    };
+    if (this.#locking) return this.mutex.runExclusive(key, decide);
+    try {
+      return decide();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
+/** The decider of each limiter, registered by its constructor. */
+const deciders = new WeakMap<object, Decider<unknown>>();
+
+/** @internal Registers `decider` as `limiter`'s (called once, by the `RateLimiter` constructor). */
+export function registerDecider(limiter: object, decider: Decider<unknown>): void {
+  deciders.set(limiter, decider);
+}
+
+/**
+ * @internal The documented internal door to a limiter's {@link Decider}, for `RateLimitGroup`;
+ * `undefined` when `limiter` is not a `RateLimiter`.
+ */
+export function deciderOf(limiter: unknown): Decider<unknown> | undefined {
+  return typeof limiter === 'object' && limiter !== null ? deciders.get(limiter) : undefined;
+}

@@ -1,0 +1,117 @@
+/**
+ * The quota: `threshold` requests (cost units) per window, validated once by
+ * {@link createQuota} and passed around as that value — the limiter's own, each tier's, the
+ * replay command's, the HTTP header policies'. The same rules and the same messages everywhere.
+ * (Rust's `governor` builds its `Quota` the same way.)
+ *
+ * @module
+ */
+import { checkPositiveInteger, rangeError, typeError } from './errors.js';
+
+/**
+ * A validated quota: `threshold` requests (cost units) per window. Built by
+ * {@link createQuota}; frozen. Strategies receive it with every decision, so that a strategy
+ * holds no configuration of its own and one instance can serve several limiters and tiers.
+ */
+export interface Quota {
+  /** Requests (cost units) allowed per window: a positive safe integer (1 to 2^53 − 1). */
+  readonly threshold: number;
+  /** The window in whole **milliseconds**: `windowSeconds × 1000`, rounded; at least 1. */
+  readonly windowMs: number;
+  /**
+   * The window in **seconds**, as configured: results never report waits beyond it (or beyond
+   * the strategy's documented multiple of it).
+   */
+  readonly windowSeconds: number;
+}
+
+/** What a quota is built from: `threshold` requests (cost units) per `windowSeconds`. */
+export interface QuotaOptions {
+  /**
+   * Requests (cost units) allowed per window: a positive safe integer, at most the strategy's
+   * `maxThreshold` (1,048,576 for the sliding-window log).
+   */
+  readonly threshold: number;
+  /**
+   * The window length in **seconds**: a finite number of at least 0.001 (one millisecond);
+   * fractions are allowed (`0.5` is half a second) and rounded to the millisecond, so that the
+   * strategies' arithmetic on whole milliseconds is exact. At most the strategy's
+   * `maxWindowSeconds`, when it has one.
+   */
+  readonly windowSeconds: number;
+}
+
+/**
+ * What bounds a quota beyond the general rules: a strategy's `maxThreshold` and
+ * `maxWindowSeconds` (any `RateLimitStrategy` or `RateLimitStore` has this shape).
+ */
+export interface QuotaBounds {
+  /** The strategy's name, for messages. */
+  readonly name: string;
+  /** The largest threshold, if any. */
+  readonly maxThreshold?: number | undefined;
+  /** The longest window in seconds, if any. */
+  readonly maxWindowSeconds?: number | undefined;
+}
+
+/** The names under which errors report the two fields (`--threshold` in the replay command). */
+export interface QuotaNames {
+  readonly threshold: string;
+  readonly windowSeconds: string;
+}
+
+const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSeconds' };
+
+/** The shortest window (and sweep interval): one millisecond. */
+export const MIN_SECONDS = 0.001;
+
+/**
+ * Builds a validated, frozen {@link Quota}.
+ *
+ * @param options - `threshold` and `windowSeconds` ({@link QuotaOptions}).
+ * @param bounds - the strategy's `maxThreshold` and `maxWindowSeconds`, if it has them.
+ * @param names - how errors name the two fields; default `threshold` and `windowSeconds`.
+ * @returns the quota, `windowMs` rounded to the millisecond.
+ * @throws {RateWardenTypeError} naming the field when `options` is not an object or a field is
+ *   not a number.
+ * @throws {RateWardenRangeError} naming the field when `threshold` is not a positive safe
+ *   integer or exceeds `maxThreshold`, or `windowSeconds` is not a finite number of seconds from
+ *   0.001 (with `windowSeconds × 1000` finite) up to `maxWindowSeconds`.
+ *
+ * @example
+ * ```ts
+ * const quota = createQuota({ threshold: 300, windowSeconds: 60 });
+ * // { threshold: 300, windowMs: 60000, windowSeconds: 60 }
+ * ```
+ */
+export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
+  if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
+  const threshold = checkPositiveInteger(names.threshold, options.threshold);
+  const maxThreshold = bounds?.maxThreshold;
+  if (maxThreshold !== undefined && threshold > maxThreshold) {
+    throw rangeError(names.threshold, `at most ${maxThreshold} with the ${bounds?.name ?? ''} strategy (its maxThreshold)`, threshold);
+  }
+  const windowSeconds = checkSeconds(names.windowSeconds, options.windowSeconds, bounds);
+  // The window in whole milliseconds: 1.017 s is exactly 1017 ms (not 1016.9999999999999), so
+  // that the strategies' scaled arithmetic (threshold × windowMs) stays in integers.
+  return Object.freeze({ threshold, windowMs: Math.round(windowSeconds * 1000), windowSeconds });
+}
+
+/**
+ * @internal Checks a duration in seconds (a window, a sweep interval): a finite number of at
+ * least 0.001 whose value in milliseconds is finite too, and at most `bounds.maxWindowSeconds`.
+ * @throws {RateWardenTypeError} when `value` is not a number.
+ * @throws {RateWardenRangeError} when it is out of range.
+ */
+export function checkSeconds(name: string, value: unknown, bounds?: QuotaBounds): number {
+  const max = bounds?.maxWindowSeconds;
+  const expected =
+    max === undefined
+      ? `a finite number of seconds, at least ${MIN_SECONDS}`
+      : `a finite number of seconds from ${MIN_SECONDS} to ${max} with the ${bounds?.name ?? ''} strategy`;
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (!(value >= MIN_SECONDS) || !Number.isFinite(value * 1000) || (max !== undefined && value > max)) {
+    throw rangeError(name, expected, value);
+  }
+  return value;
+}

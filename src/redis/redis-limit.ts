@@ -1,0 +1,44 @@
+/**
+ * @internal What the script runner (`./redis-batch.ts`) needs of each Redis strategy — its
+ * script branch, key layout, timeout and failure handling — reached through one internal door
+ * ({@link redisLimitOf}) rather than public members of the strategy.
+ *
+ * @module
+ */
+import { typeError } from '../errors.js';
+import type { BatchingStore } from '../store.js';
+import type { FailurePolicy, RedisFailurePolicy } from './failure-policy.js';
+import type { ScriptKind } from './reply.js';
+
+/** @internal The internals of one Redis strategy. */
+export interface RedisLimit {
+  /** The script branch deciding it. */
+  readonly kind: ScriptKind;
+  /** Seconds to wait for Redis per call (`Infinity`: no timeout). */
+  readonly timeoutSeconds: number;
+  /** The failure policy's name. */
+  readonly onFailure: RedisFailurePolicy;
+  /** The user's error hook. */
+  readonly onError: ((error: unknown, keys: readonly string[]) => void) | undefined;
+  /** The degraded decisions (and the local fallback). */
+  readonly failure: FailurePolicy;
+  /** The Redis key of a user id. */
+  redisKey(key: string): string;
+}
+
+const limits = new WeakMap<object, RedisLimit>();
+
+/** @internal Registers a Redis strategy's internals (by its constructor). */
+export function registerRedisLimit(strategy: object, limit: RedisLimit): void {
+  limits.set(strategy, limit);
+}
+
+/**
+ * @internal The internals of a Redis strategy.
+ * @throws {RateWardenTypeError} when `store` is not a Redis strategy (a batch got a foreign store: a bug).
+ */
+export function redisLimitOf(store: BatchingStore): RedisLimit {
+  const limit = limits.get(store);
+  if (limit === undefined) throw typeError('store', 'a ratewarden/redis strategy (a batch got a foreign store)', store);
+  return limit;
+}

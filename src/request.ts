@@ -1,0 +1,129 @@
+/**
+ * Request parsing: what a caller passes to a decision (`user`, `{ cost }`, the options of
+ * `waitForSlot`), checked and turned into plain values, with the library's messages. Nothing
+ * here reads a clock or touches state, so a call with bad input changes nothing.
+ *
+ * @module
+ */
+import { checkPositiveInteger, rangeError, typeError } from './errors.js';
+
+/** A client of the limited resource. Only `id` is used: it is the key the limit applies to. */
+export interface User {
+  /** The key: a non-empty string, compared exactly (case and unicode as given). */
+  readonly id: string;
+  /** A display name; not used for decisions. */
+  readonly name?: string;
+}
+
+/** Options of one decision. */
+export interface RequestOptions {
+  /**
+   * How many requests this one counts as: a positive safe integer. A cost greater than the
+   * quota's `threshold` can never be allowed: the result then has `retryAfter: Infinity`.
+   * @default 1
+   */
+  readonly cost?: number;
+}
+
+/** Options of `RateLimiter.waitForSlot`. */
+export interface WaitOptions {
+  /**
+   * Cancels the wait: on `abort` the promise rejects with `signal.reason` (at once when the
+   * signal is already aborted), the waiter leaves its queue, its timer and its listener are
+   * removed, and nothing is recorded for it. `AbortSignal.timeout(ms)` bounds the wait in
+   * time; `AbortSignal.any([...])` combines signals.
+   * @default undefined — the wait can only end by a slot or an error
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * The longest wait accepted, in **seconds**, counted from the call: a number of at least 0,
+   * or `Infinity`. When the limiter can tell that the slot comes later than that, the promise
+   * rejects at once with a `RateWardenWaitError` (code `ERR_RATEWARDEN_WAIT_TOO_LONG`)
+   * rather than waiting in vain: told by `retryAfter`, never found out by waiting. `0` takes a
+   * slot only if one is free now (and no earlier waiter is waiting for one).
+   * @default Infinity
+   */
+  readonly maxWaitSeconds?: number;
+  /**
+   * How many requests this one counts as: a positive safe integer. A cost greater than the
+   * quota's `threshold` can never be allowed: the promise rejects at once.
+   * @default 1
+   */
+  readonly cost?: number;
+}
+
+/** @internal Checked options of `waitForSlot`. */
+export interface ParsedWaitOptions {
+  readonly cost: number;
+  readonly signal: AbortSignal | undefined;
+  readonly maxWaitSeconds: number;
+}
+
+/**
+ * @internal The key of `user`: the string itself, or its `id`.
+ * @throws {RateWardenTypeError} naming `user` or `user.id` for a value of the wrong type.
+ * @throws {RateWardenRangeError} naming `user` or `user.id` for an empty string.
+ */
+export function keyOf(user: unknown): string {
+  if (typeof user === 'string') {
+    if (user.length === 0) throw rangeError('user', 'a non-empty string', user);
+    return user;
+  }
+  if (user === null || typeof user !== 'object') {
+    throw typeError('user', 'a non-empty string or an object with a string `id`', user);
+  }
+  const id = (user as { id?: unknown }).id;
+  if (typeof id !== 'string') throw typeError('user.id', 'a non-empty string', id);
+  if (id.length === 0) throw rangeError('user.id', 'a non-empty string', id);
+  return id;
+}
+
+/**
+ * @internal The cost in {@link RequestOptions}: 1 when absent.
+ * @throws {RateWardenTypeError} naming `options` or `cost`; {@link RateWardenRangeError} naming `cost`.
+ */
+export function costOf(options: unknown): number {
+  if (options === undefined) return 1;
+  if (options === null || typeof options !== 'object') {
+    throw typeError('options', 'an object or undefined', options);
+  }
+  const cost = (options as { cost?: unknown }).cost;
+  if (cost === undefined) return 1;
+  return checkPositiveInteger('cost', cost);
+}
+
+const NO_WAIT_OPTIONS: ParsedWaitOptions = { cost: 1, signal: undefined, maxWaitSeconds: Infinity };
+
+/**
+ * @internal Checks the options of `waitForSlot`.
+ * @throws {RateWardenTypeError} / {@link RateWardenRangeError} naming the option.
+ */
+export function waitOptionsOf(options: unknown): ParsedWaitOptions {
+  if (options === undefined) return NO_WAIT_OPTIONS;
+  if (options === null || typeof options !== 'object') {
+    throw typeError('options', 'an object or undefined', options);
+  }
+  const o = options as { cost?: unknown; signal?: unknown; maxWaitSeconds?: unknown };
+  const cost = o.cost === undefined ? 1 : checkPositiveInteger('cost', o.cost);
+  const signal = o.signal;
+  if (signal !== undefined && !isSignal(signal)) {
+    throw typeError('signal', 'an AbortSignal or undefined', signal);
+  }
+  let maxWaitSeconds = Infinity;
+  const max = o.maxWaitSeconds;
+  if (max !== undefined) {
+    if (typeof max !== 'number') {
+      throw typeError('maxWaitSeconds', 'a number of seconds, at least 0 (Infinity for no bound)', max);
+    }
+    if (!(max >= 0)) throw rangeError('maxWaitSeconds', 'a number of seconds, at least 0 (Infinity for no bound)', max);
+    maxWaitSeconds = max;
+  }
+  return { cost, signal, maxWaitSeconds };
+}
+
+/** An `AbortSignal`, recognised by its shape (so a signal of another realm passes too). */
+function isSignal(value: unknown): value is AbortSignal {
+  if (value === null || typeof value !== 'object') return false;
+  const s = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
+}

@@ -1,0 +1,121 @@
+/**
+ * The store contract ({@link RateLimitStore}): a strategy whose per-key state lives in a store
+ * (Redis, a database, any asynchronous key-value store) and which decides by key. Its optional
+ * capability, deciding several limits at once for a `RateLimitGroup`, is a contract of its own
+ * ({@link BatchingStore}). The in-memory counterpart is `RateLimitStrategy` (`./strategy.ts`).
+ *
+ * @module
+ */
+import type { Quota } from './quota.js';
+import type { RateLimitResult } from './result.js';
+
+/**
+ * A rate-limiting strategy whose state lives in a store, pluggable into `RateLimiter` as its
+ * `strategy`. `ratewarden/redis`'s strategies are the built-in ones.
+ *
+ * The limiter keeps nothing per key for a store (its `size` stays 0; `cleanUp()` and `maxKeys`
+ * have nothing to do: the store expires what it keeps). It reads the clock, chooses the quota
+ * (tiers) and counts the decisions; the store decides.
+ *
+ * **Atomicity.** Evict → check → record must not interleave with another decision on the same
+ * key. Unless the store declares {@link atomic}, the limiter runs the decisions of each key one
+ * at a time under its per-key async mutex, first come first served, and reads the clock after
+ * the lock is acquired: a store that reads, awaits and writes is then exact within one process.
+ * A store that makes each decision atomically itself (one Redis script, one transaction) sets
+ * `atomic: true` and is called without the lock, so that one process's decisions on a hot key
+ * do not queue one round trip apart.
+ */
+export interface RateLimitStore {
+  /** A short name for messages and tooling, such as `"redis-gcra"`. */
+  readonly name: string;
+  /**
+   * `true` when the store makes each decision atomically by itself, so the limiter takes no
+   * per-key lock; see the interface's description.
+   * @default false — the limiter serialises each key's decisions with its per-key mutex
+   */
+  readonly atomic?: boolean;
+  /**
+   * The largest `threshold` the store supports, when it has one. Checked by `createQuota` for the
+   * limiter's quota and every tier.
+   * @default Number.MAX_SAFE_INTEGER
+   */
+  readonly maxThreshold?: number;
+  /**
+   * The longest window, in **seconds**, the store supports, when it has a bound (its integer
+   * arithmetic or expiry times). Checked by `createQuota` for the limiter's quota and every tier.
+   * @default no bound beyond the quota's own
+   */
+  readonly maxWindowSeconds?: number;
+  /**
+   * Decides one request of `cost` units for `key` at `nowMs` and, only when it is allowed,
+   * records it.
+   *
+   * @param key - the key (user id), a non-empty string.
+   * @param nowMs - the limiter's clock in **milliseconds**, read for this decision (a store may
+   *   use its own clock instead, as Redis's `TIME` by default).
+   * @param cost - a positive safe integer, already validated.
+   * @param quota - the quota to enforce.
+   * @returns a promise of the result, `remaining` and `resetAfter` after the request. A rejection
+   *   (a store error) reaches the caller of the decision.
+   */
+  consume(key: string, nowMs: number, cost: number, quota: Quota): PromiseLike<RateLimitResult>;
+  /**
+   * The result a request of `cost` units would get now, recording nothing; `remaining` and
+   * `resetAfter` as they stand before the request.
+   *
+   * @param key - the key (user id) asked about.
+   * @param nowMs - the limiter's clock in **milliseconds**.
+   * @param cost - a positive safe integer, already validated.
+   * @param quota - the quota to check against.
+   */
+  peek(key: string, nowMs: number, cost: number, quota: Quota): PromiseLike<RateLimitResult>;
+}
+
+/**
+ * The capability of a store to decide a `RateLimitGroup`'s limits in one step: when every limit
+ * of a group is on stores sharing the same {@link batch} object, the group makes one call
+ * (one script for Redis), atomic across the limits.
+ */
+export interface BatchingStore extends RateLimitStore {
+  /** Decides several limits at once; shared by the stores that can be decided together. */
+  readonly batch: StoreBatch;
+  /**
+   * The key under which `key`'s state is stored, so that a group can refuse two limits that
+   * would count on one stored key.
+   */
+  storeKey(key: string): string;
+}
+
+/** One limit's share of a batched decision (see {@link StoreBatch}). */
+export interface BatchRequest {
+  /** The store of the limit; its `batch` is the batch deciding. */
+  readonly store: BatchingStore;
+  /** The key decided on. */
+  readonly key: string;
+  /** The limiter's clock in **milliseconds**. */
+  readonly nowMs: number;
+  /** A positive safe integer. */
+  readonly cost: number;
+  /** The quota to enforce. */
+  readonly quota: Quota;
+}
+
+/**
+ * Decides several limits at once, all or nothing, for a `RateLimitGroup`: each limit is checked
+ * and, only when `record` and every limit allows, each is recorded, atomically.
+ */
+export interface StoreBatch {
+  /**
+   * @param requests - one per limit, in member order.
+   * @param record - `true` to record when every limit allows; `false` to only check (`peek`).
+   * @returns one result per request, in order: when every one is allowed and `record`, the
+   *   results of recording; otherwise the results of checking, as `peek` reports them.
+   */
+  decideAll(requests: readonly BatchRequest[], record: boolean): PromiseLike<readonly RateLimitResult[]>;
+}
+
+/** @internal Whether `store` offers the batching capability. */
+export function isBatching(store: RateLimitStore): store is BatchingStore {
+  const s = store as Partial<BatchingStore>;
+  return typeof s.storeKey === 'function' && typeof s.batch?.decideAll === 'function';
+}

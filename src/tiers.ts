@@ -1,0 +1,56 @@
+/**
+ * Tiers: the quota of each decision, chosen per user by the `limitFor` option and validated once
+ * per object it returns.
+ *
+ * @module
+ */
+import { typeError } from './errors.js';
+import { createQuota, type Quota, type QuotaBounds, type QuotaNames, type QuotaOptions } from './quota.js';
+import type { User } from './request.js';
+
+/** The `limitFor` option of `RateLimiter`: a user's quota, or `undefined` for the default. */
+export type LimitFor = (user: User | string, key: string) => QuotaOptions | undefined;
+
+const TIER_NAMES: QuotaNames = { threshold: 'limitFor().threshold', windowSeconds: 'limitFor().windowSeconds' };
+
+/**
+ * @internal Resolves `limitFor` to validated quotas, cached by the identity of the object it
+ * returns (so a tier object is validated once and the same object always gives the same quota).
+ */
+export class Tiers {
+  readonly #limitFor: LimitFor;
+  readonly #fallback: Quota;
+  readonly #bounds: QuotaBounds;
+  readonly #quotas = new WeakMap<object, Quota>();
+
+  /**
+   * @param limitFor - the user's function.
+   * @param fallback - the quota when it returns `undefined`.
+   * @param bounds - the strategy's bounds, checked for every tier.
+   */
+  constructor(limitFor: LimitFor, fallback: Quota, bounds: QuotaBounds) {
+    this.#limitFor = limitFor;
+    this.#fallback = fallback;
+    this.#bounds = bounds;
+  }
+
+  /**
+   * The quota for `user`.
+   * @throws what `limitFor` throws; a `TypeError` naming `limitFor()` when it returns neither an
+   *   object nor `undefined`; a `TypeError` / `RangeError` naming `limitFor().threshold` or
+   *   `limitFor().windowSeconds` when the returned quota is invalid.
+   */
+  quotaFor(user: User | string, key: string): Quota {
+    const chosen = this.#limitFor(user, key);
+    if (chosen === undefined) return this.#fallback;
+    if (chosen === null || typeof chosen !== 'object') {
+      throw typeError('limitFor()', 'a QuotaOptions object or undefined', chosen);
+    }
+    let quota = this.#quotas.get(chosen);
+    if (quota === undefined) {
+      quota = createQuota(chosen, this.#bounds, TIER_NAMES);
+      this.#quotas.set(chosen, quota);
+    }
+    return quota;
+  }
+}
