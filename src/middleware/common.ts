@@ -1,7 +1,7 @@
 /**
  * What the framework middleware (`ratewarden/express`, `ratewarden/fastify`, `ratewarden/fetch`)
  * share: the options and their validation, the decision (skip, key, cost, limiter, headers),
- * the error policy and the bodies of 429 responses.
+ * the error policy and the public constants. The 429 response is `rejection.ts`'s.
  *
  * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
  * edge runtimes. Frameworks are reached through `import type` only.
@@ -9,7 +9,7 @@
  * @module
  */
 import { typeError } from '../errors.js';
-import { rateLimitHeaders, rateLimitProblem, type RateLimitPolicy } from '../http-headers.js';
+import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
 import type { AnyLimiter } from '../rate-limiter.js';
 import type { User } from '../request.js';
@@ -253,25 +253,4 @@ export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Prom
   const policy = typeof config.policy === 'function' ? config.policy(req, result) : config.policy;
   const headers = rateLimitHeaders(result, { policy, standard: config.standard, legacy: config.legacy });
   return { result, headers };
-}
-
-/** @internal A body ready to send: its text and `Content-Type`, or no body. */
-export interface EncodedBody {
-  readonly body: string | undefined;
-  readonly contentType: string | undefined;
-}
-
-/** @internal The default 429 body: an RFC 9457 problem, as `application/problem+json`. */
-export function problemBody(result: RateLimitResult): EncodedBody {
-  return { body: JSON.stringify(rateLimitProblem(result)), contentType: PROBLEM_CONTENT_TYPE };
-}
-
-/**
- * @internal Encodes what `onRejected` returned: `undefined` or `null` → no body; a string →
- * `text/plain; charset=utf-8`; anything else → JSON (`application/json`).
- */
-export function encodeBody(value: unknown): EncodedBody {
-  if (value === undefined || value === null) return { body: undefined, contentType: undefined };
-  if (typeof value === 'string') return { body: value, contentType: 'text/plain; charset=utf-8' };
-  return { body: JSON.stringify(value), contentType: 'application/json' };
 }

@@ -25,13 +25,11 @@ import type { RateLimitResult } from '../result.js';
 import {
   checkOptions,
   decide,
-  encodeBody,
   optionalFunction,
-  problemBody,
-  type EncodedBody,
   type MiddlewareConfig,
   type RateLimitMiddlewareOptions,
 } from './common.js';
+import { encodeBody, problemBody, type EncodedBody } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';

@@ -1,0 +1,102 @@
+/**
+ * The rejection path the framework middleware (`ratewarden/express`, `ratewarden/fastify`,
+ * `ratewarden/fetch`) share: the 429 status, the user's `onRejected` or the default RFC 9457
+ * problem body, the encoding of what `onRejected` returned, the `Content-Type` (only where none is
+ * set) and the send. Each framework reaches its own response through a {@link RejectionResponse}.
+ *
+ * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
+ * edge runtimes.
+ *
+ * @module
+ */
+import { rateLimitProblem } from '../http-headers.js';
+import type { RateLimitResult } from '../strategy.js';
+import { PROBLEM_CONTENT_TYPE } from './common.js';
+
+/**
+ * @internal What the rejection path needs of one framework's response: each member a line or
+ * two in the framework's file. `Out` is what the middleware ends with once the request is
+ * answered: Express's `res`, Fastify's `reply`, a Fetch `Response`.
+ */
+export interface RejectionResponse<Out> {
+  /** Sets the status code (429). Called first, before `onRejected`, which sees it. */
+  status(code: number): void;
+  /** Whether a header field is already set, by name in any case (`Content-Type`). */
+  hasHeader(name: string): boolean;
+  /** Sets a header field (`Content-Type`), by name in any case. */
+  setHeader(name: string, value: string): void;
+  /**
+   * Whether the user responded themself, judged from what `onRejected` returned (after it
+   * settled) and the response's state: what to end with if so, `undefined` if not (then the
+   * returned value is encoded and sent as the body).
+   */
+  responded(returned: unknown): Out | undefined;
+  /** Sends the response with `body` (no body when `undefined`); returns what to end with. */
+  send(body: string | undefined): Out;
+}
+
+/**
+ * @internal Answers a rejected request through `response`:
+ *
+ * 1. sets the status to 429;
+ * 2. without `onRejected`, takes the default body: an RFC 9457 problem
+ *    (`rateLimitProblem(result)`) as `application/problem+json`;
+ * 3. otherwise awaits `onRejected()`; when `response.responded(returned)` says the user
+ *    responded themself, ends with what it returned and sends nothing; else encodes `returned`
+ *    (see {@link encodeBody});
+ * 4. sets that body's `Content-Type` unless one is set already (by `onRejected`, or earlier);
+ * 5. sends the body (none for `undefined` or `null`).
+ *
+ * @param response - the framework's response, adapted.
+ * @param result - the rejected decision (`allowed: false`).
+ * @param onRejected - the user's hook, bound to the request (and response); `undefined` for the
+ *   default body.
+ * @returns a promise of what `response.responded` or `response.send` returned; a thenable one
+ *   (Fastify's `reply`) is followed, so the promise settles once the reply is sent.
+ * @throws nothing synchronously; the promise rejects with what `onRejected` throws or rejects
+ *   with, with nothing sent.
+ */
+export async function sendRejection<Out>(
+  response: RejectionResponse<Out>,
+  result: RateLimitResult,
+  onRejected: (() => unknown) | undefined,
+): Promise<Awaited<Out>> {
+  response.status(429);
+  let encoded: EncodedBody;
+  if (onRejected === undefined) {
+    encoded = problemBody(result);
+  } else {
+    const returned = await onRejected();
+    const own = response.responded(returned);
+    // An async function follows a thenable it returns (Fastify's reply settles once sent, to
+    // `undefined`): what the promise resolves to is `Awaited<Out>`.
+    if (own !== undefined) return own as Awaited<Out>;
+    encoded = encodeBody(returned);
+  }
+  if (encoded.contentType !== undefined && !response.hasHeader('Content-Type')) {
+    response.setHeader('Content-Type', encoded.contentType);
+  }
+  return response.send(encoded.body) as Awaited<Out>;
+}
+
+/** @internal A body ready to send: its text and `Content-Type`, or no body. */
+export interface EncodedBody {
+  readonly body: string | undefined;
+  readonly contentType: string | undefined;
+}
+
+/** @internal The default 429 body: an RFC 9457 problem, as `application/problem+json`. */
+export function problemBody(result: RateLimitResult): EncodedBody {
+  return { body: JSON.stringify(rateLimitProblem(result)), contentType: PROBLEM_CONTENT_TYPE };
+}
+
+/**
+ * @internal Encodes what `onRejected` returned: `undefined` or `null` → no body; a string →
+ * `text/plain; charset=utf-8`; anything else → JSON (`application/json`).
+ * @throws what `JSON.stringify` throws (a `TypeError` for a cycle or a `BigInt`).
+ */
+export function encodeBody(value: unknown): EncodedBody {
+  if (value === undefined || value === null) return { body: undefined, contentType: undefined };
+  if (typeof value === 'string') return { body: value, contentType: 'text/plain; charset=utf-8' };
+  return { body: JSON.stringify(value), contentType: 'application/json' };
+}
