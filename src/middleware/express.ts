@@ -20,13 +20,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import {
-  checkOptions,
-  decide,
-  optionalFunction,
-  type RateLimitMiddlewareOptions,
-} from './common.js';
-import { encodeBody, problemBody, type EncodedBody } from './rejection.js';
+import { checkOptions, decide, optionalFunction, type RateLimitMiddlewareOptions } from './common.js';
+import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
@@ -90,19 +85,7 @@ export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandl
     const { result, headers } = decision;
     if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name] as string);
     if (result.allowed) return true;
-    res.status(429);
-    let encoded: EncodedBody;
-    if (onRejected === undefined) {
-      encoded = problemBody(result);
-    } else {
-      const returned = await onRejected(req, result, res);
-      if (returned === res || res.headersSent) return false;
-      encoded = encodeBody(returned);
-    }
-    if (encoded.contentType !== undefined && !res.hasHeader('Content-Type')) {
-      res.setHeader('Content-Type', encoded.contentType);
-    }
-    res.end(encoded.body);
+    await sendRejection(rejectionResponse(res), result, onRejected && (() => onRejected(req, result, res)));
     return false;
   };
 
@@ -125,4 +108,22 @@ function clientAddress(req: Request): string {
     throw typeError('req.ip', 'a client address (the default `key`; the connection may be closed)', ip);
   }
   return ip;
+}
+
+/**
+ * `res` for the rejection path. The user responded themself when `onRejected` returned `res`,
+ * or once `res` has been sent (`res.headersSent`).
+ */
+function rejectionResponse(res: Response): RejectionResponse<Response> {
+  return {
+    status(code) {
+      res.status(code);
+    },
+    hasHeader: (name) => res.hasHeader(name),
+    setHeader(name, value) {
+      res.setHeader(name, value);
+    },
+    responded: (returned) => (returned === res || res.headersSent ? res : undefined),
+    send: (body) => res.end(body),
+  };
 }
