@@ -18,13 +18,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
-import {
-  checkOptions,
-  decide,
-  optionalFunction,
-  type RateLimitMiddlewareOptions,
-} from './common.js';
-import { encodeBody, problemBody, type EncodedBody } from './rejection.js';
+import { checkOptions, decide, optionalFunction, type RateLimitMiddlewareOptions } from './common.js';
+import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
@@ -101,21 +96,27 @@ export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateL
     const { result, headers } = decision;
     reply.headers(headers);
     if (result.allowed) return undefined;
-    reply.code(429);
-    let encoded: EncodedBody;
-    if (onRejected === undefined) {
-      encoded = problemBody(result);
-    } else {
-      const returned = await onRejected(request, result, reply);
-      if (returned === reply || reply.sent) return reply;
-      encoded = encodeBody(returned);
-    }
-    if (encoded.contentType !== undefined && !reply.hasHeader('content-type')) {
-      reply.header('content-type', encoded.contentType);
-    }
-    // Fastify appends `; charset=utf-8` to JSON types, as for all its JSON responses. Resolving
-    // to `reply` tells Fastify the request is answered, even before `reply.sent` turns true
-    // (asynchronous onSend hooks).
-    return reply.send(encoded.body);
+    return sendRejection(rejectionResponse(reply), result, onRejected && (() => onRejected(request, result, reply)));
+  };
+}
+
+/**
+ * `reply` for the rejection path. The user responded themself when `onRejected` returned
+ * `reply`, or once `reply.sent`. Both ways end with `reply`: resolving to it (a thenable, which
+ * settles once the reply is sent) tells Fastify the request is answered, even before
+ * `reply.sent` turns true (asynchronous onSend hooks). Fastify appends `; charset=utf-8` to JSON
+ * types, as for all its JSON responses.
+ */
+function rejectionResponse(reply: FastifyReply): RejectionResponse<FastifyReply> {
+  return {
+    status(code) {
+      reply.code(code);
+    },
+    hasHeader: (name) => reply.hasHeader(name),
+    setHeader(name, value) {
+      reply.header(name, value);
+    },
+    responded: (returned) => (returned === reply || reply.sent ? reply : undefined),
+    send: (body) => reply.send(body),
   };
 }
