@@ -29,7 +29,7 @@ import {
   type MiddlewareConfig,
   type RateLimitMiddlewareOptions,
 } from './common.js';
-import { encodeBody, problemBody, type EncodedBody } from './rejection.js';
+import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
@@ -130,17 +130,28 @@ async function check({ config, onRejected }: FetchConfig, request: Request): Pro
   if (decision === undefined) return { result: undefined, headers: {}, response: undefined };
   const { result, headers } = decision;
   if (result.allowed) return { result, headers, response: undefined };
-  let encoded: EncodedBody;
-  if (onRejected === undefined) {
-    encoded = problemBody(result);
-  } else {
-    const returned = await onRejected(request, result);
-    if (returned instanceof Response) return { result, headers, response: withHeaders(returned, headers) };
-    encoded = encodeBody(returned);
-  }
-  const responseHeaders = new Headers(headers);
-  if (encoded.contentType !== undefined) responseHeaders.set('Content-Type', encoded.contentType);
-  return { result, headers, response: new Response(encoded.body ?? null, { status: 429, headers: responseHeaders }) };
+  const response = await sendRejection(rejectionResponse(headers), result, onRejected && (() => onRejected(request, result)));
+  return { result, headers, response };
+}
+
+/**
+ * A new `Response` for the rejection path, built up from the rate-limit `headers`. The user
+ * responded themself when `onRejected` returned a `Response`: that one is used, with `headers`
+ * added where it does not set them already.
+ */
+function rejectionResponse(headers: Record<string, string>): RejectionResponse<Response> {
+  const init = { status: 200, headers: new Headers(headers) };
+  return {
+    status(code) {
+      init.status = code;
+    },
+    hasHeader: (name) => init.headers.has(name),
+    setHeader(name, value) {
+      init.headers.set(name, value);
+    },
+    responded: (returned) => (returned instanceof Response ? withHeaders(returned, headers) : undefined),
+    send: (body) => new Response(body ?? null, init),
+  };
 }
 
 /**
