@@ -6,6 +6,7 @@
  * @module
  */
 import { rangeError, typeError } from './errors.js';
+import { checkSeconds } from './quota.js';
 import type { RateLimitResult } from './result.js';
 
 /** A quota policy, as `RateLimit-Policy` advertises it. */
@@ -16,8 +17,9 @@ export interface RateLimitPolicy {
    */
   readonly name?: string;
   /**
-   * The window in **seconds**, sent as the `w` parameter: a positive number of at most
-   * 999,999,999,999,999 (a Structured Field Integer), rounded up to a whole second.
+   * The window in **seconds**, sent as the `w` parameter: as a quota's window, a finite number
+   * of at least 0.001 (see `createQuota`), and at most 999,999,999,999,999 (a Structured Field
+   * Integer), rounded up to a whole second.
    */
   readonly windowSeconds: number;
 }
@@ -70,8 +72,8 @@ interface GroupLike extends RateLimitResult {
  * @throws {RateWardenTypeError} when `result` is not an object, `options.policy` is missing or
  *   not an object (or array of them), a policy name is not a string, or `standard` / `legacy`
  *   is not a boolean.
- * @throws {RateWardenRangeError} when a window is not a positive number of at most
- *   999,999,999,999,999 seconds, a name has
+ * @throws {RateWardenRangeError} when a window is not a number of seconds from 0.001 to
+ *   999,999,999,999,999, a name has
  *   characters outside printable ASCII, or a group result gets a different number of policies.
  *
  * @example
@@ -191,11 +193,8 @@ function policiesOf(
   }
   return list.map((p, i) => {
     if (p === null || typeof p !== 'object') throw typeError(`policy[${i}]`, 'a RateLimitPolicy', p);
-    const window = p.windowSeconds;
-    if (typeof window !== 'number') throw typeError(`policy[${i}].windowSeconds`, 'a positive finite number of seconds', window);
-    if (!(window > 0) || !(window <= SF_INTEGER_MAX)) {
-      throw rangeError(`policy[${i}].windowSeconds`, `a positive finite number of seconds, at most ${SF_INTEGER_MAX}`, window);
-    }
+    // The quota's rule for windows, capped at what a Structured Field Integer can carry.
+    const window = checkSeconds(`policy[${i}].windowSeconds`, p.windowSeconds, SF_INTEGER_MAX);
     const name = p.name ?? names?.[i] ?? 'default';
     if (typeof name !== 'string') throw typeError(`policy[${i}].name`, 'a string of printable ASCII', name);
     if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(`policy[${i}].name`, 'a string of printable ASCII (0x20-0x7E)', name);

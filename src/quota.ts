@@ -91,24 +91,25 @@ export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: 
   if (maxThreshold !== undefined && threshold > maxThreshold) {
     throw rangeError(names.threshold, `at most ${maxThreshold} with the ${bounds?.name ?? ''} strategy (its maxThreshold)`, threshold);
   }
-  const windowSeconds = checkSeconds(names.windowSeconds, options.windowSeconds, bounds);
+  const maxWindow = bounds?.maxWindowSeconds;
+  const windowSeconds = checkSeconds(names.windowSeconds, options.windowSeconds, maxWindow, `the ${bounds?.name ?? ''} strategy`);
   // The window in whole milliseconds: 1.017 s is exactly 1017 ms (not 1016.9999999999999), so
   // that the strategies' scaled arithmetic (threshold × windowMs) stays in integers.
   return Object.freeze({ threshold, windowMs: Math.round(windowSeconds * 1000), windowSeconds });
 }
 
 /**
- * @internal Checks a duration in seconds (a window, a sweep interval): a finite number of at
- * least 0.001 whose value in milliseconds is finite too, and at most `bounds.maxWindowSeconds`.
+ * @internal Checks a duration in seconds (a window, a sweep interval, a header policy's window):
+ * a finite number of at least 0.001 whose value in milliseconds is finite too, and at most
+ * `max` (the bound of `whose`, for the message) when given.
  * @throws {RateWardenTypeError} when `value` is not a number.
  * @throws {RateWardenRangeError} when it is out of range.
  */
-export function checkSeconds(name: string, value: unknown, bounds?: QuotaBounds): number {
-  const max = bounds?.maxWindowSeconds;
+export function checkSeconds(name: string, value: unknown, max?: number, whose?: string): number {
   const expected =
     max === undefined
       ? `a finite number of seconds, at least ${MIN_SECONDS}`
-      : `a finite number of seconds from ${MIN_SECONDS} to ${max} with the ${bounds?.name ?? ''} strategy`;
+      : `a finite number of seconds from ${MIN_SECONDS} to ${max}${whose === undefined ? '' : ` with ${whose}`}`;
   if (typeof value !== 'number') throw typeError(name, expected, value);
   if (!(value >= MIN_SECONDS) || !Number.isFinite(value * 1000) || (max !== undefined && value > max)) {
     throw rangeError(name, expected, value);

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { typeError } from '../errors.js';
+import { optionalFunction, typeError } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
 import type { AnyLimiter } from '../rate-limiter.js';
@@ -207,12 +207,6 @@ export function checkOptions<Req>(
     legacy,
     onError,
   };
-}
-
-/** @internal Checks that an option is a function or undefined. */
-export function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw typeError(name, 'a function or undefined', value);
-  return value;
 }
 
 function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {

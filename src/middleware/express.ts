@@ -18,9 +18,9 @@
  * @module ratewarden/express
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { typeError } from '../errors.js';
+import { optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import { checkOptions, decide, optionalFunction, type RateLimitMiddlewareOptions } from './common.js';
+import { checkOptions, decide, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';

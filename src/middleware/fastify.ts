@@ -18,7 +18,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
-import { checkOptions, decide, optionalFunction, type RateLimitMiddlewareOptions } from './common.js';
+import { optionalFunction } from '../errors.js';
+import { checkOptions, decide, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';

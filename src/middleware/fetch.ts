@@ -19,13 +19,12 @@
  *
  * @module ratewarden/fetch
  */
-import { typeError } from '../errors.js';
+import { optionalFunction, typeError } from '../errors.js';
 import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 import {
   checkOptions,
   decide,
-  optionalFunction,
   type MiddlewareConfig,
   type RateLimitMiddlewareOptions,
 } from './common.js';

@@ -10,7 +10,7 @@
  * @module
  */
 import { rateLimitProblem } from '../http-headers.js';
-import type { RateLimitResult } from '../strategy.js';
+import type { RateLimitResult } from '../result.js';
 import { PROBLEM_CONTENT_TYPE } from './common.js';
 
 /**
