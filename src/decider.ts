@@ -15,7 +15,7 @@
 import type { MonotonicClock } from './clock.js';
 import type { KeyTable } from './key-table.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import { Observer } from './observer.js';
+import type { Observer } from './observer.js';
 import type { Quota } from './quota.js';
 import type { User } from './request.js';
 import type { RateLimitResult } from './result.js';
@@ -52,6 +52,8 @@ export interface DeciderParts<State> {
   readonly clock: MonotonicClock;
   /** `undefined` when every key has the default quota. */
   readonly tiers: Tiers | undefined;
+  /** The decision counters and listeners. */
+  readonly observer: Observer;
   /** The strategy's name, for messages. */
   readonly name: string;
 }
@@ -71,7 +73,7 @@ export class Decider<State> {
   /** The per-key async mutex: serialises a store's decisions on a key, unless it is atomic. */
   readonly mutex = new KeyedMutex();
   /** The decision counters and listeners. */
-  readonly observer = new Observer();
+  readonly observer: Observer;
   readonly #clock: MonotonicClock;
   readonly #tiers: Tiers | undefined;
   /** Whether a store's decisions run under the key's lock (a store that is not atomic). */
@@ -83,6 +85,7 @@ export class Decider<State> {
     this.store = parts.keeper.store;
     this.quota = parts.quota;
     this.name = parts.name;
+    this.observer = parts.observer;
     this.#clock = parts.clock;
     this.#tiers = parts.tiers;
     this.#locking = this.store !== undefined && this.store.atomic !== true;

@@ -197,6 +197,30 @@ export function checkPositiveInteger(name: string, value: unknown): number {
   return value;
 }
 
+/**
+ * @internal Checks that `value` is a non-null object: a caller from JavaScript may pass anything,
+ * whatever the declared type.
+ * @throws {RateWardenTypeError} naming `name`, which should be `expected`.
+ */
+export function checkObject(name: string, value: unknown, expected: string): asserts value is object {
+  if (value === null || typeof value !== 'object') throw typeError(name, expected, value);
+}
+
+/** @internal Whether `value` is a non-null object. */
+export function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object';
+}
+
+/**
+ * @internal Checks an optional boolean option; `fallback` when undefined.
+ * @throws {RateWardenTypeError} naming `name` when it is neither.
+ */
+export function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw typeError(name, 'a boolean or undefined', value);
+  return value;
+}
+
 /** @internal Checks that an option is a function or undefined. */
 export function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw typeError(name, 'a function or undefined', value);

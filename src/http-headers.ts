@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { rangeError, typeError } from './errors.js';
+import { checkObject, optionalBoolean, rangeError, typeError } from './errors.js';
 import { checkSeconds } from './quota.js';
 import type { RateLimitResult } from './result.js';
 
@@ -84,19 +84,15 @@ interface GroupLike extends RateLimitResult {
  * ```
  */
 export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHeadersOptions): Record<string, string> {
-  if (result === null || typeof result !== 'object') throw typeError('result', 'a RateLimitResult', result);
-  if (options === null || typeof options !== 'object') throw typeError('options', 'an object with a `policy`', options);
-  if (options.standard !== undefined && typeof options.standard !== 'boolean') {
-    throw typeError('standard', 'a boolean or undefined', options.standard);
-  }
-  if (options.legacy !== undefined && typeof options.legacy !== 'boolean') {
-    throw typeError('legacy', 'a boolean or undefined', options.legacy);
-  }
+  checkObject('result', result, 'a RateLimitResult');
+  checkObject('options', options, 'an object with a `policy`');
+  const standard = optionalBoolean('standard', options.standard, true);
+  const legacy = optionalBoolean('legacy', options.legacy, false);
   const group = isGroup(result) ? result : undefined;
   const results: readonly RateLimitResult[] = group === undefined ? [result] : group.results;
   const policies = policiesOf(options.policy, results.length, group?.names);
   const headers: Record<string, string> = {};
-  if (options.standard !== false) {
+  if (standard) {
     let policyField = '';
     let limitField = '';
     for (let i = 0; i < results.length; i++) {
@@ -116,8 +112,8 @@ export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHead
   if (!result.allowed && result.retryAfter !== Infinity) {
     headers['Retry-After'] = String(Math.max(1, Math.ceil(result.retryAfter)));
   }
-  if (options.legacy === true) {
-    const binding = group === undefined ? result : ((group.results[group.binding] as RateLimitResult | undefined) ?? result);
+  if (legacy) {
+    const binding = group === undefined ? result : (group.results[group.binding] ?? result);
     headers['X-RateLimit-Limit'] = String(binding.limit);
     headers['X-RateLimit-Remaining'] = String(result.remaining);
     headers['X-RateLimit-Reset'] = String(wholeSeconds(binding.resetAfter));
@@ -184,18 +180,16 @@ function policiesOf(
   count: number,
   names: readonly string[] | undefined,
 ): { name: string; window: number }[] {
-  if (policy === null || typeof policy !== 'object') {
-    throw typeError('policy', 'a RateLimitPolicy ({ windowSeconds, name? }) or an array of them', policy);
-  }
+  checkObject('policy', policy, 'a RateLimitPolicy ({ windowSeconds, name? }) or an array of them');
   const list: readonly RateLimitPolicy[] = Array.isArray(policy) ? policy : [policy as RateLimitPolicy];
   if (list.length !== count) {
     throw rangeError('policy', `${count} ${count === 1 ? 'policy' : 'policies'} (one per limit of the result)`, list.length);
   }
   return list.map((p, i) => {
-    if (p === null || typeof p !== 'object') throw typeError(`policy[${i}]`, 'a RateLimitPolicy', p);
+    checkObject(`policy[${i}]`, p, 'a RateLimitPolicy');
     // The quota's rule for windows, capped at what a Structured Field Integer can carry.
     const window = checkSeconds(`policy[${i}].windowSeconds`, p.windowSeconds, SF_INTEGER_MAX);
-    const name = p.name ?? names?.[i] ?? 'default';
+    const name: unknown = p.name ?? names?.[i] ?? 'default';
     if (typeof name !== 'string') throw typeError(`policy[${i}].name`, 'a string of printable ASCII', name);
     if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(`policy[${i}].name`, 'a string of printable ASCII (0x20-0x7E)', name);
     return { name, window: Math.ceil(window) };

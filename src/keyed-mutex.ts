@@ -29,9 +29,6 @@ interface Entry {
  * ```
  */
 export class KeyedMutex {
-  /** Creates a mutex with no key locked. */
-  constructor() {}
-
   readonly #entries = new Map<string, Entry>();
 
   /** Number of keys with a callback holding or waiting for their lock now. */

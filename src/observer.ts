@@ -115,9 +115,9 @@ export class Observer {
   swept(info: SweepInfo): void {
     const listeners = this.#onSweep;
     if (listeners === undefined) return;
-    for (let i = 0; i < listeners.length; i++) {
+    for (const listener of listeners) {
       try {
-        (listeners[i] as SweepListener)(info);
+        listener(info);
       } catch (error) {
         this.#listenerFailed(error);
       }
@@ -169,10 +169,9 @@ export class Observer {
   }
 
   #emitDecision(key: string, result: RateLimitResult, cost: number): void {
-    const listeners = this.#onDecision as readonly DecisionListener[];
-    for (let i = 0; i < listeners.length; i++) {
+    for (const listener of this.#onDecision as readonly DecisionListener[]) {
       try {
-        (listeners[i] as DecisionListener)(key, result, cost);
+        listener(key, result, cost);
       } catch (error) {
         this.#listenerFailed(error);
       }

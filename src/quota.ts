@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkPositiveInteger, rangeError, typeError } from './errors.js';
+import { checkObject, checkPositiveInteger, rangeError, typeError } from './errors.js';
 
 /**
  * A validated quota: `threshold` requests (cost units) per window. Built by
@@ -85,7 +85,7 @@ export const MIN_SECONDS = 0.001;
  * ```
  */
 export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
-  if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
+  checkObject('options', options, 'an object');
   const threshold = checkPositiveInteger(names.threshold, options.threshold);
   const maxThreshold = bounds?.maxThreshold;
   if (maxThreshold !== undefined && threshold > maxThreshold) {

@@ -6,7 +6,7 @@
  * @module
  */
 import { deciderOf, type Decider } from './decider.js';
-import { RateWardenRangeError, notSynchronous, typeError } from './errors.js';
+import { RateWardenRangeError, isObject, notSynchronous, typeError } from './errors.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
 import { costOf, keyOf, type RequestOptions, type User } from './request.js';
@@ -115,7 +115,7 @@ export class RateLimitGroup {
    * @param members - the limits: limiters, or {@link GroupMember}s; at least one.
    * @throws {RateWardenTypeError} when `members` is not a non-empty array of limiters or members.
    */
-  constructor(members: ReadonlyArray<AnyLimiter | GroupMember>) {
+  constructor(members: readonly (AnyLimiter | GroupMember)[]) {
     if (!Array.isArray(members) || members.length === 0) {
       throw typeError('members', 'a non-empty array of RateLimiter or { limiter, key?, name? }', members);
     }
@@ -123,9 +123,9 @@ export class RateLimitGroup {
     let repeats = false;
     const checked: Member[] = [];
     for (let index = 0; index < members.length; index++) {
-      const entry = members[index] as AnyLimiter | GroupMember;
-      const member = deciderOf(entry) !== undefined ? { limiter: entry as AnyLimiter } : (entry as GroupMember);
-      const decider = member === null || typeof member !== 'object' ? undefined : deciderOf(member.limiter);
+      const entry: unknown = members[index];
+      const member = (deciderOf(entry) !== undefined ? { limiter: entry } : entry) as GroupMember;
+      const decider = isObject(member) ? deciderOf(member.limiter) : undefined;
       if (decider === undefined) {
         throw typeError(`members[${index}]`, 'a RateLimiter or { limiter: RateLimiter, key?, name? }', entry);
       }
@@ -149,7 +149,7 @@ export class RateLimitGroup {
     this.#repeats = repeats;
     this.#inMemory = checked.every((m) => m.inMemory);
     const stores = checked.map((m) => m.decider.store);
-    const batching = stores.filter((store) => store !== undefined && isBatching(store)) as BatchingStore[];
+    const batching = stores.filter((store): store is BatchingStore => store !== undefined && isBatching(store));
     const batch = batching[0]?.batch;
     this.#batch = batching.length === checked.length && batching.every((store) => store.batch === batch) ? batch : undefined;
     this.#stored = batching.length > 1;

@@ -14,9 +14,9 @@
  */
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
-import { checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
+import { checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
 import { KeyTable } from './key-table.js';
-import type { RateLimiterEvents, RateLimiterStats } from './observer.js';
+import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
 import { checkSeconds, createQuota } from './quota.js';
 import type { RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
@@ -75,7 +75,7 @@ export class RateLimiter<State = unknown> {
    *   `maxKeys` or `sweepIntervalSeconds` is.
    */
   constructor(options: RateLimiterOptions<State>) {
-    if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
+    checkObject('options', options, 'an object');
     const strategy = options.strategy === undefined ? (new SlidingWindowLog() as RateLimitStrategy<State>) : options.strategy;
     const inMemory = checkStrategy(strategy);
     const quota = createQuota(options, strategy);
@@ -90,24 +90,26 @@ export class RateLimiter<State = unknown> {
     this.#strategy = strategy;
     const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, strategy);
     const time = new MonotonicClock(clock);
+    const observer = new Observer();
     let keeper: Keeper<State>;
-    let decider: Decider<State> | undefined;
     if (inMemory) {
       const table = new KeyTable(strategy as RateLimitStrategy<State>, {
         maxKeys,
         defaultQuota: quota,
         tiered: tiers !== undefined,
-        onSweep: (info) => decider?.observer.swept(info),
+        onSweep: (info) => {
+          observer.swept(info);
+        },
       });
       if (sweep !== undefined) table.startSweeping(sweep * 1000, () => time.read(quota.windowMs));
       keeper = { table };
     } else {
       keeper = { store: strategy as RateLimitStore };
     }
-    decider = new Decider<State>({ keeper, quota, clock: time, tiers, name: strategy.name });
+    const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: strategy.name });
     this.#decider = decider;
-    this.#waits = new WaitQueues(decider as Decider<unknown>);
-    registerDecider(this, decider as Decider<unknown>);
+    this.#waits = new WaitQueues(decider);
+    registerDecider(this, decider);
   }
 
   /** Requests (cost units) allowed per window and key (read-only). */

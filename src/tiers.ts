@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { typeError } from './errors.js';
+import { checkObject } from './errors.js';
 import { createQuota, type Quota, type QuotaBounds, type QuotaNames, type QuotaOptions } from './quota.js';
 import type { User } from './request.js';
 
@@ -41,14 +41,12 @@ export class Tiers {
    *   `limitFor().windowSeconds` when the returned quota is invalid.
    */
   quotaFor(user: User | string, key: string): Quota {
-    const chosen = this.#limitFor(user, key);
+    const chosen: unknown = this.#limitFor(user, key);
     if (chosen === undefined) return this.#fallback;
-    if (chosen === null || typeof chosen !== 'object') {
-      throw typeError('limitFor()', 'a QuotaOptions object or undefined', chosen);
-    }
+    checkObject('limitFor()', chosen, 'a QuotaOptions object or undefined');
     let quota = this.#quotas.get(chosen);
     if (quota === undefined) {
-      quota = createQuota(chosen, this.#bounds, TIER_NAMES);
+      quota = createQuota(chosen as QuotaOptions, this.#bounds, TIER_NAMES);
       this.#quotas.set(chosen, quota);
     }
     return quota;

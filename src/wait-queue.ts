@@ -73,7 +73,7 @@ export class WaitQueues {
    * @throws synchronously for a bad tier or clock (the caller turns it into a rejection).
    */
   wait(user: User | string, key: string, { cost, signal, maxWaitSeconds }: ParsedWaitOptions): Promise<RateLimitResult> {
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
     const decider = this.#decider;
     const quota = decider.quotaFor(user, key);
     if (cost > quota.threshold) return Promise.reject(neverAllowed(maxWaitSeconds, quota, cost));
@@ -133,7 +133,7 @@ export class WaitQueues {
   /** The key's state was forgotten (`reset`): a waiter waiting for its next slot tries now. */
   retryNow(key: string): void {
     const queue = this.#queues.get(key);
-    if (queue !== undefined && queue.timer !== undefined) {
+    if (queue?.timer !== undefined) {
       clearTimeout(queue.timer);
       queue.timer = undefined;
       this.#pump(key, queue);

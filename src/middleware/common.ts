@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { optionalFunction, typeError } from '../errors.js';
+import { checkObject, optionalBoolean, optionalFunction, typeError } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
 import type { AnyLimiter } from '../rate-limiter.js';
@@ -100,6 +100,8 @@ export interface RateLimitMiddlewareOptions<Req> {
    * handler itself, nor of `onRejected`.
    * @default undefined — every error takes the framework's error path
    */
+  // `void` on purpose: a callback that returns nothing (`(req, error) => { log(error); }`) must fit.
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
   readonly onError?: (req: Req, error: unknown) => 'allow' | undefined | void | PromiseLike<'allow' | undefined | void>;
 }
 
@@ -156,7 +158,7 @@ export function checkOptions<Req>(
   options: RateLimitMiddlewareOptions<Req>,
   defaultKey: ((req: Req) => User | string) | string,
 ): MiddlewareConfig<Req> {
-  if (options === null || typeof options !== 'object') throw typeError('options', 'an object with a `limiter`', options);
+  checkObject('options', options, 'an object with a `limiter`');
   const limiter = options.limiter as unknown;
   if (
     limiter === null ||
@@ -209,11 +211,6 @@ export function checkOptions<Req>(
   };
 }
 
-function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw typeError(name, 'a boolean or undefined', value);
-  return value;
-}
 
 /** A result of the shape the limiter returns: a group result when `names` is given. */
 function sampleResult(names: readonly string[] | undefined): RateLimitResult {
@@ -236,7 +233,9 @@ export interface Decision {
 export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Promise<Decision | undefined> {
   let result: RateLimitResult;
   try {
-    if (config.skip !== undefined && (await config.skip(req)) === true) return undefined;
+    // Only a real `true` skips (a JavaScript hook returning a truthy non-boolean does not).
+    const skipped: unknown = config.skip === undefined ? false : await config.skip(req);
+    if (skipped === true) return undefined;
     const user = await config.key(req);
     const cost = config.cost === undefined ? undefined : await config.cost(req);
     result = await config.limiter.allowRequest(user, cost === undefined ? undefined : { cost });

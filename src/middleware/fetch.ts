@@ -19,7 +19,7 @@
  *
  * @module ratewarden/fetch
  */
-import { optionalFunction, typeError } from '../errors.js';
+import { isObject, optionalFunction, typeError } from '../errors.js';
 import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 import {
@@ -91,7 +91,7 @@ const configs = new WeakMap<object, FetchConfig>();
 
 /** Validates `options` once per options object. */
 function configOf(options: FetchRateLimitOptions): FetchConfig {
-  if (options !== null && typeof options === 'object') {
+  if (isObject(options)) {
     const cached = configs.get(options);
     if (cached !== undefined) return cached;
   }

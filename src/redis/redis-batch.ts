@@ -178,7 +178,7 @@ export class RedisBatch implements StoreBatch {
     for (const l of new Set(limits)) {
       if (l.onError === undefined) continue;
       try {
-        const returned = l.onError(error, keys) as unknown;
+        const returned = l.onError(error, keys);
         // An async logger that rejects must not leave an unhandled rejection behind.
         if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
           Promise.resolve(returned).catch(() => {});

@@ -19,7 +19,7 @@ export interface RedisLimit {
   /** The failure policy's name. */
   readonly onFailure: RedisFailurePolicy;
   /** The user's error hook. */
-  readonly onError: ((error: unknown, keys: readonly string[]) => void) | undefined;
+  readonly onError: ((error: unknown, keys: readonly string[]) => unknown) | undefined;
   /** The degraded decisions (and the local fallback). */
   readonly failure: FailurePolicy;
   /** The Redis key of a user id. */

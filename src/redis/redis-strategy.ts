@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { rangeError, typeError } from '../errors.js';
+import { checkObject, optionalFunction, rangeError, typeError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { BatchingStore, StoreBatch } from '../store.js';
@@ -54,9 +54,10 @@ export interface RedisStrategyOptions {
   readonly onFailure?: RedisFailurePolicy;
   /**
    * Called with every error of a Redis call (before the failure policy applies), for logging
-   * and metrics. What it throws is ignored.
+   * and metrics. What it returns is ignored, what it throws too, and a promise it returns that
+   * rejects is caught (an async logger may fail without an unhandled rejection).
    */
-  readonly onError?: (error: unknown, keys: readonly string[]) => void;
+  readonly onError?: (error: unknown, keys: readonly string[]) => unknown;
   /**
    * Whose clock times the decisions:
    * - `"redis"`: the Redis server's (`TIME`, read inside the script). Processes on different
@@ -108,7 +109,7 @@ export abstract class RedisStrategy implements BatchingStore {
    * @param local - the same algorithm in memory, for `onFailure: "local"`.
    */
   constructor(options: RedisStrategyOptions, kind: ScriptKind, suffix: string, local: RateLimitStrategy<unknown>) {
-    if (options === null || typeof options !== 'object') throw typeError('options', 'an object', options);
+    checkObject('options', options, 'an object');
     const adapter = toRedisAdapter(options.client);
     const prefix = options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
@@ -122,15 +123,14 @@ export abstract class RedisStrategy implements BatchingStore {
       throw rangeError('timeoutSeconds', 'a number of seconds from 0.001 to 2147483, or Infinity', timeout);
     }
     this.timeoutSeconds = timeout;
-    const onFailure = options.onFailure === undefined ? 'throw' : options.onFailure;
+    const failure: unknown = options.onFailure === undefined ? 'throw' : options.onFailure;
     const policies = `one of ${FAILURE_POLICIES.map((p) => `"${p}"`).join(', ')}`;
-    if (typeof onFailure !== 'string') throw typeError('onFailure', policies, onFailure);
-    if (!FAILURE_POLICIES.includes(onFailure)) throw rangeError('onFailure', policies, onFailure);
+    if (typeof failure !== 'string') throw typeError('onFailure', policies, failure);
+    const onFailure = FAILURE_POLICIES.find((p) => p === failure);
+    if (onFailure === undefined) throw rangeError('onFailure', policies, failure);
     this.onFailure = onFailure;
-    if (options.onError !== undefined && typeof options.onError !== 'function') {
-      throw typeError('onError', 'a function or undefined', options.onError);
-    }
-    const time = options.time === undefined ? 'redis' : options.time;
+    const onError = optionalFunction('onError', options.onError);
+    const time: unknown = options.time === undefined ? 'redis' : options.time;
     if (typeof time !== 'string') throw typeError('time', '"redis" or "limiter"', time);
     if (time !== 'redis' && time !== 'limiter') throw rangeError('time', '"redis" or "limiter"', time);
     this.time = time;
@@ -140,7 +140,7 @@ export abstract class RedisStrategy implements BatchingStore {
       kind,
       timeoutSeconds: timeout,
       onFailure,
-      onError: options.onError,
+      onError,
       failure: new FailurePolicy(onFailure, local),
       redisKey: (key) => this.redisKey(key),
     });

@@ -61,8 +61,9 @@ export function toNumber(value: unknown): number {
 /** @internal A short, safe rendering of a reply for an error message (never throws). */
 export function describeReply(reply: unknown): string {
   try {
-    const text = JSON.stringify(reply, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value));
-    return text === undefined ? String(typeof reply) : text.slice(0, 200);
+    // JSON.stringify returns undefined for a function, a symbol or undefined (its types say string).
+    const text = JSON.stringify(reply, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)) as string | undefined;
+    return text === undefined ? typeof reply : text.slice(0, 200);
   } catch {
     return Array.isArray(reply) ? `an array of ${reply.length} elements` : typeof reply;
   }

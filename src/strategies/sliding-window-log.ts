@@ -192,7 +192,7 @@ function decide(
       const resetAfter = live === 0 ? 0 : newest + windowMs - now;
       return result(true, threshold - live, 0, threshold, resetAfter, quota.windowSeconds);
     }
-    let total = live + cost;
+    const total = live + cost;
     if (total > capacity) {
       times = grow(state, first, live, total, threshold);
       capacity = times.length;

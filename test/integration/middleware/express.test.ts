@@ -292,7 +292,7 @@ describe('expressRateLimit options', () => {
   });
 
   it('throws a RangeError for policies with wrong values, and defaults a group\'s policies to its limiters\' windows', async () => {
-    expect(() => expressRateLimit({ limiter: one, policy: { windowSeconds: 0 } })).toThrow(exactly(RangeError, 'Expected `policy[0].windowSeconds` to be a positive finite number of seconds, at most 999999999999999, got `0` (number)'));
+    expect(() => expressRateLimit({ limiter: one, policy: { windowSeconds: 0 } })).toThrow(exactly(RangeError, 'Expected `policy[0].windowSeconds` to be a finite number of seconds from 0.001 to 999999999999999, got `0` (number)'));
     expect(() => expressRateLimit({ limiter: one, policy: { name: 'é', windowSeconds: 60 } })).toThrow(RangeError);
     const group = new RateLimitGroup([one, limiter(5, 3600)]);
     const app = express();
