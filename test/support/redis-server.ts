@@ -89,7 +89,7 @@ export class RedisServer {
   async kill(): Promise<void> {
     const child = this.#process;
     this.#process = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child?.exitCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
@@ -99,7 +99,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.#process;
     this.#process = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child?.exitCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     await exited;

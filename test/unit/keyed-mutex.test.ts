@@ -55,7 +55,7 @@ describe('KeyedMutex', () => {
 
   it('keeps an entry only while a callback holds or waits: a million keys leave the map empty', async () => {
     const mutex = new KeyedMutex();
-    const batch: Array<Promise<number>> = [];
+    const batch: Promise<number>[] = [];
     let sum = 0;
     for (let i = 0; i < 1_000_000; i++) {
       batch.push(mutex.runExclusive(`key-${i}`, () => i));

@@ -18,7 +18,7 @@ function fixedClock() {
 }
 
 describe('constructor options', () => {
-  const cases: Array<[string, unknown, typeof TypeError | typeof RangeError, RegExp]> = [
+  const cases: [string, unknown, typeof TypeError | typeof RangeError, RegExp][] = [
     ['missing options', undefined, TypeError, /`options` to be an object, got `undefined`/],
     ['null options', null, TypeError, /`options` to be an object, got `null` \(null\)/],
     ['missing threshold', { windowSeconds: 1 }, TypeError, /`threshold` to be a positive safe integer, got `undefined` \(undefined\)/],
@@ -92,7 +92,7 @@ describe('constructor options', () => {
 });
 
 describe('bad input to a decision', () => {
-  const badUsers: Array<[string, unknown, typeof TypeError | typeof RangeError, RegExp]> = [
+  const badUsers: [string, unknown, typeof TypeError | typeof RangeError, RegExp][] = [
     ['an empty string', '', RangeError, /`user` to be a non-empty string, got `""` \(string\)/],
     ['undefined', undefined, TypeError, /`user` .* got `undefined`/],
     ['null', null, TypeError, /`user` .* got `null`/],
@@ -101,7 +101,7 @@ describe('bad input to a decision', () => {
     ['an object with a numeric id', { id: 7 }, TypeError, /`user.id` .* got `7` \(number\)/],
     ['an object with an empty id', { id: '' }, RangeError, /`user.id` .* got `""`/],
   ];
-  const badCosts: Array<[string, unknown, typeof TypeError | typeof RangeError, RegExp]> = [
+  const badCosts: [string, unknown, typeof TypeError | typeof RangeError, RegExp][] = [
     ['zero', { cost: 0 }, RangeError, /`cost` to be a positive safe integer, got `0` \(number\)/],
     ['negative', { cost: -1 }, RangeError, /got `-1`/],
     ['fractional', { cost: 0.5 }, RangeError, /got `0.5`/],
@@ -191,6 +191,7 @@ describe('bad input to a decision', () => {
 
   it('rejects instead of throwing synchronously when called unbound or on a foreign object', async () => {
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1 });
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called unbound on purpose
     const unbound = limiter.allowRequest;
     let promise: Promise<unknown> | undefined;
     expect(() => {

@@ -77,7 +77,7 @@ beforeAll(async () => {
   route(app, '/group', expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }, { windowSeconds: 3600 }] }));
   // Tiers with different windows: the policy follows the tier that applied.
   const pro = { threshold: 5, windowSeconds: 10 };
-  const tiered = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, limitFor: (user) => (String(user).startsWith('pro:') ? pro : undefined) });
+  const tiered = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, limitFor: (_user, key) => (key.startsWith('pro:') ? pro : undefined) });
   route(
     app,
     '/tiers',

@@ -21,7 +21,7 @@ interface ClusterClient {
   close(): Promise<void>;
 }
 
-const CLUSTER_CLIENTS: ReadonlyArray<[string, (ports: number[]) => Promise<ClusterClient>]> = [
+const CLUSTER_CLIENTS: readonly [string, (ports: number[]) => Promise<ClusterClient>][] = [
   [
     'ioredis Cluster',
     async (ports) => {

@@ -32,11 +32,9 @@ const schedule = fc.record({
   ),
 });
 
-const pairs: ReadonlyArray<
-  [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStore]
-> = [
-  ['sliding-window log', () => new SlidingWindowLog() as RateLimitStrategy<unknown>, (o) => new RedisSlidingWindowLog(o)],
-  ['GCRA', () => new GCRA() as RateLimitStrategy<unknown>, (o) => new RedisGCRA(o)],
+const pairs: readonly [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStore][] = [
+  ['sliding-window log', () => new SlidingWindowLog(), (o) => new RedisSlidingWindowLog(o)],
+  ['GCRA', () => new GCRA(), (o) => new RedisGCRA(o)],
 ];
 
 describe.each(CLIENTS)("with %s", (name, connect) => {

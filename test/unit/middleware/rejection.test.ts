@@ -26,10 +26,10 @@ class FakeResponse implements RejectionResponse<FakeResponse> {
   setHeader(name: string, value: string): void {
     this.headers.set(name.toLowerCase(), value);
   }
-  responded(returned: unknown): FakeResponse | undefined {
+  responded(returned: unknown): this | undefined {
     return returned === this || this.sends.length > 0 ? this : undefined;
   }
-  send(body: string | undefined): FakeResponse {
+  send(body: string | undefined): this {
     this.sends.push(body);
     return this;
   }

@@ -10,12 +10,12 @@ import type { RateLimitStrategy } from '../../../src/index.js';
 import { AwaitingStore } from '../../support/stores.js';
 import { describeStrategy, type Documented } from '../../support/strategy-contract.js';
 
-const strategies: ReadonlyArray<[string, () => RateLimitStrategy<unknown>, Documented]> = [
-  ['sliding-window-log', () => new SlidingWindowLog() as RateLimitStrategy<unknown>, { maxPerWindow: 1, maxWait: 1 }],
-  ['sliding-window-counter', () => new SlidingWindowCounter() as RateLimitStrategy<unknown>, { maxPerWindow: 2, maxWait: 2 }],
-  ['fixed-window', () => new FixedWindow() as RateLimitStrategy<unknown>, { maxPerWindow: 2, maxWait: 1 }],
-  ['token-bucket', () => new TokenBucket() as RateLimitStrategy<unknown>, { maxPerWindow: 2, maxWait: 1 }],
-  ['gcra', () => new GCRA() as RateLimitStrategy<unknown>, { maxPerWindow: 2, maxWait: 1 }],
+const strategies: readonly [string, () => RateLimitStrategy<unknown>, Documented][] = [
+  ['sliding-window-log', () => new SlidingWindowLog(), { maxPerWindow: 1, maxWait: 1 }],
+  ['sliding-window-counter', () => new SlidingWindowCounter(), { maxPerWindow: 2, maxWait: 2 }],
+  ['fixed-window', () => new FixedWindow(), { maxPerWindow: 2, maxWait: 1 }],
+  ['token-bucket', () => new TokenBucket(), { maxPerWindow: 2, maxWait: 1 }],
+  ['gcra', () => new GCRA(), { maxPerWindow: 2, maxWait: 1 }],
 ];
 
 for (const [name, factory, documented] of strategies) {

@@ -53,7 +53,7 @@ const fixedModel: ModelFactory = (T, W) => {
  * previous × (W − elapsed) / W + current, compared exactly (scaled by W).
  */
 const counterModel: ModelFactory = (T, W) => {
-  const events: Array<{ t: number; c: number }> = [];
+  const events: { t: number; c: number }[] = [];
   let anchor = 0;
   const sums = (t: number) => {
     const k = Math.floor((t - anchor) / W);
