@@ -1,42 +1,10 @@
-// Property-based tests: the limiter against a tiny reference model of the sliding-window log.
+// Property-based tests: the limiter against the reference model of the sliding-window log
+// (test/support/log-model.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, type RateLimitResult } from '../../src/index.js';
+import { RateLimiter } from '../../src/index.js';
 import { expectInRange } from '../support/expect-in-range.js';
-
-/**
- * The reference model, written as plainly as possible: per key, an array of the effective
- * times of allowed units. Time never runs backwards (a reading before the latest one counts as
- * the latest); entries t with t + window <= now are expired.
- */
-class Model {
-  readonly logs = new Map<string, number[]>();
-  /** The limiter's time never runs backwards: the latest reading so far. */
-  latest = -Infinity;
-
-  constructor(
-    readonly threshold: number,
-    readonly windowMs: number,
-  ) {}
-
-  decide(key: string, now: number, cost: number): RateLimitResult {
-    const { threshold: limit, windowMs } = this;
-    const log = this.logs.get(key) ?? [];
-    const t = Math.max(now, this.latest);
-    this.latest = t;
-    const live = log.filter((entry) => entry + windowMs > t);
-    const resetAfter = live.length > 0 ? (live[live.length - 1]! + windowMs - t) / 1000 : 0;
-    if (live.length + cost <= limit) {
-      for (let i = 0; i < cost; i++) live.push(t);
-      this.logs.set(key, live);
-      return { allowed: true, remaining: limit - live.length, retryAfter: 0, limit, resetAfter: windowMs / 1000 };
-    }
-    const remaining = Math.max(0, limit - live.length);
-    if (cost > limit) return { allowed: false, remaining, retryAfter: Infinity, limit, resetAfter };
-    const k = live.length + cost - limit;
-    return { allowed: false, remaining, retryAfter: (live[k - 1]! + windowMs - t) / 1000, limit, resetAfter };
-  }
-}
+import { LogModel } from '../support/log-model.js';
 
 const keys = ['a', 'b', 'c'];
 const step = fc.record({
@@ -63,7 +31,7 @@ describe('sliding-window log vs the reference model (fast-check)', () => {
       fc.property(config, fc.array(step, { maxLength: 200 }), ({ threshold, windowMs }, steps) => {
         let now = 0;
         const limiter = new RateLimiter({ threshold, windowSeconds: windowMs / 1000, clock: () => now });
-        const model = new Model(threshold, windowMs);
+        const model = new LogModel(threshold, windowMs);
         for (const s of steps) {
           now += s.advance;
           if (s.sweep) limiter.cleanUp();
@@ -135,7 +103,7 @@ describe('sliding-window log vs the reference model (fast-check)', () => {
       fc.property(config, fc.array(jumpy, { maxLength: 200 }), ({ threshold, windowMs }, steps) => {
         let now = 0;
         const limiter = new RateLimiter({ threshold, windowSeconds: windowMs / 1000, clock: () => now });
-        const model = new Model(threshold, windowMs);
+        const model = new LogModel(threshold, windowMs);
         for (const s of steps) {
           now = s.at;
           // A sweep sees the same monotonic time as decisions: it can never forget a unit that

@@ -9,6 +9,7 @@ import { GCRA } from '../../../src/strategies/gcra.js';
 import { SlidingWindowCounter } from '../../../src/strategies/sliding-window-counter.js';
 import { SlidingWindowLog } from '../../../src/strategies/sliding-window-log.js';
 import { TokenBucket } from '../../../src/strategies/token-bucket.js';
+import { LogModel } from '../../support/log-model.js';
 
 /** A model answers, for one key: how many units fit at `t`, and records an allowed request. */
 interface KeyModel {
@@ -18,14 +19,13 @@ interface KeyModel {
 }
 type ModelFactory = (threshold: number, windowMs: number) => KeyModel;
 
-/** Sliding-window log: the times of allowed units; those with t' > t - W count. */
+/** Sliding-window log: the shared reference model (test/support/log-model.ts), for one key. */
 const logModel: ModelFactory = (T, W) => {
-  const units: number[] = [];
-  const latest = () => (units.length ? units[units.length - 1]! : -Infinity);
+  const model = new LogModel(T, W);
   return {
-    free: (t) => T - units.filter((u) => u > Math.max(t, latest()) - W).length,
+    free: (t) => model.free('k', t),
     record: (t, c) => {
-      for (let i = 0; i < c; i++) units.push(Math.max(t, latest()));
+      model.record('k', t, c);
     },
   };
 };
