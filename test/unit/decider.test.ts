@@ -1,5 +1,5 @@
-// Real concurrency: a store that awaits between reading and writing its state, made exact by the
-// limiter's per-key async mutex.
+// The decider with a store: real concurrency with a store that awaits between reading and writing its
+// state, made exact by the limiter's per-key async mutex.
 import { describe, expect, it } from 'vitest';
 import { RateLimiter, createQuota } from '../../src/index.js';
 import { AwaitingCounter } from '../support/stores.js';
