@@ -56,6 +56,10 @@ describe('README code blocks', () => {
     expect(await run('tiers')).toEqual(['600 60']);
   });
 
+  it('custom strategy: an aligned fixed window, two per minute, a new window at the boundary', async () => {
+    expect(await run('custom-strategy')).toEqual(['1 0 false 1', '1']);
+  });
+
   it('group: the per-second limit binds, nothing else is recorded', async () => {
     expect(await run('group')).toEqual(['false per-second 0,990,4990']);
   });
