@@ -9,20 +9,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ReplayInputError } from './input.js';
 import { createProgress } from './progress.js';
-import {
-  REPLAY_DEFAULTS,
-  ReplayInputError,
-  STRATEGY_NAMES,
-  createStrategy,
-  formatSummary,
-  isStrategyName,
-  replay,
-  summaryToJson,
-  type InputLabel,
-  type ReplaySummary,
-  type StrategyName,
-} from './replay.js';
+import { REPLAY_DEFAULTS, replay, type ReplaySummary } from './replay.js';
+import { formatSummary, summaryToJson, type InputLabel } from './report.js';
+import { STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
 
 /** The built-in sample, shipped in the package next to `dist/`. */
 const SAMPLE_URL = new URL('../data/access-combined.log.gz', import.meta.url);

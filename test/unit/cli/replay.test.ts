@@ -17,19 +17,13 @@ import {
   malformedReason,
   parseLogLine,
 } from '../../../src/cli/log-parser.js';
+import { ReplayInputError } from '../../../src/cli/input.js';
+import { sortByTime } from '../../../src/cli/order.js';
 import { createProgress } from '../../../src/cli/progress.js';
-import {
-  MAX_LINE_BYTES,
-  ReplayInputError,
-  STRATEGY_NAMES,
-  createStrategy,
-  formatSummary,
-  replay,
-  sortByTime,
-  type ReplayOptions,
-  type ReplaySummary,
-  type StrategyName,
-} from '../../../src/cli/replay.js';
+import { replay, type ReplayOptions, type ReplaySummary } from '../../../src/cli/replay.js';
+import { formatSummary } from '../../../src/cli/report.js';
+import { MAX_LINE_BYTES } from '../../../src/cli/request-collector.js';
+import { STRATEGY_NAMES, createStrategy, type StrategyName } from '../../../src/cli/strategies.js';
 
 const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
 const SAMPLE = fileURLToPath(new URL('../../../data/access-combined.log.gz', import.meta.url));
