@@ -11,12 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  LogLineParser,
-  daysFromCivil,
-  malformedReason,
-  parseLogLine,
-} from '../../../src/cli/log-parser.js';
+import { daysFromCivil } from '../../../src/cli/calendar.js';
+import { LogLineParser, malformedReason, parseLogLine } from '../../../src/cli/log-parser.js';
 import { ReplayInputError } from '../../../src/cli/input.js';
 import { sortByTime } from '../../../src/cli/order.js';
 import { createProgress } from '../../../src/cli/progress.js';
