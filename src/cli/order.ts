@@ -88,14 +88,17 @@ function planSort(times: Float64Array, count: number, maxBuckets: number, radixM
     if (t > max) max = t;
   }
   const span = (max - min) / 1000;
-  let wholeSeconds = span + 1 <= maxBuckets;
-  for (let i = 0; wholeSeconds && i < count; i++) {
+  // Both sorts by second need whole seconds; the counting sort, a span within its buckets; the
+  // radix sort, enough requests and a span its 32-bit keys can hold. (Whether the times are whole
+  // seconds is checked only when one of them could run.)
+  const counting = span + 1 <= maxBuckets;
+  const radix = count >= radixMinCount && span < RADIX_MAX_SPAN;
+  if (!counting && !radix) return { path: 'comparison', min, span };
+  for (let i = 0; i < count; i++) {
     const bucket = ((times[i] as number) - min) / 1000;
-    if (bucket !== Math.floor(bucket)) wholeSeconds = false;
+    if (bucket !== Math.floor(bucket)) return { path: 'comparison', min, span };
   }
-  if (wholeSeconds) return { path: 'counting', min, span };
-  if (wholeSeconds && count >= radixMinCount && span < RADIX_MAX_SPAN) return { path: 'radix', min, span };
-  return { path: 'comparison', min, span };
+  return { path: counting ? 'counting' : 'radix', min, span };
 }
 
 /**

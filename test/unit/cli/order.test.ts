@@ -1,21 +1,33 @@
-// Ordering the requests by time (src/cli/order.ts): sortByTime is a stable sort, whatever its path.
+// Ordering the requests by time (src/cli/order.ts): sortByTime is a stable sort, whatever its path,
+// and sortPath tells which path it takes.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sortByTime } from '../../../src/cli/order.js';
+import { RADIX_MIN_COUNT, sortByTime, sortPath, type SortPath } from '../../../src/cli/order.js';
+
+/** A deterministic pseudo-random sequence (a linear congruential generator). */
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** The reference: the indexes `0 … count - 1` sorted stably by time (Array.prototype.sort is stable). */
+const reference = (times: Float64Array, count: number): number[] =>
+  Array.from({ length: count }, (_, i) => i).sort(
+    (a, b) => (times[a] as number) - (times[b] as number) || a - b,
+  );
+
+/** `count` times spread over about 400 days in whole seconds, with many ties (seeded). */
+function longSpan(count: number): Float64Array {
+  const random = lcg(7);
+  const times = new Float64Array(count);
+  for (let i = 0; i < count; i++) times[i] = 1.4e12 + Math.floor(random() * 3_000) * 11_520_000;
+  return times;
+}
 
 describe('sortByTime', () => {
-  /** A deterministic pseudo-random sequence (a linear congruential generator). */
-  function lcg(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-      return state / 2 ** 32;
-    };
-  }
-  const reference = (times: Float64Array, count: number): number[] =>
-    Array.from({ length: count }, (_, i) => i).sort(
-      (a, b) => (times[a] as number) - (times[b] as number) || a - b,
-    );
-
   it('orders by time, ties in index order, with both the counting and the comparison sort', () => {
     const random = lcg(42);
     for (const count of [0, 1, 2, 10, 1000]) {
@@ -40,5 +52,77 @@ describe('sortByTime', () => {
   it('falls back to the comparison sort for times that are not whole seconds', () => {
     const times = Float64Array.from([5500, 1000, 5500, 1000.25, -3000, 1000]);
     expect(Array.from(sortByTime(times, times.length))).toEqual([4, 1, 5, 3, 0, 2]);
+  });
+
+  it('equals a reference stable sort on every path: counting, radix and comparison (property)', () => {
+    const seen = new Set<SortPath>();
+    const SECOND = 1000;
+    fc.assert(
+      fc.property(
+        // An offset in ms (not a whole second: only differences count), and times in whole seconds
+        // after it: few distinct ones (ties), or anywhere in 32 bits (both radix passes), or
+        // beyond them (the comparison sort); or any whole milliseconds (the comparison sort).
+        fc.integer({ min: -1e12, max: 1e12 }),
+        fc.oneof(
+          fc.array(fc.integer({ min: 0, max: 5 }).map((s) => s * SECOND), { maxLength: 40 }),
+          fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }).map((s) => s * SECOND), { maxLength: 40 }),
+          fc.array(fc.integer({ min: 0, max: 2 ** 33 }).map((s) => s * SECOND), { maxLength: 40 }),
+          fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 40 }),
+        ),
+        fc.nat({ max: 5 }), // entries past `count`, ignored
+        fc.constantFrom(0, 1, 4, 1 << 16, undefined), // maxBuckets
+        fc.constantFrom(0, 2, 20, RADIX_MIN_COUNT), // radixMinCount
+        (offset, after, extra, maxBuckets, radixMinCount) => {
+          const count = Math.max(0, after.length - extra);
+          const times = Float64Array.from(after, (t) => offset + t);
+          const path = sortPath(times, count, maxBuckets, radixMinCount);
+          seen.add(path);
+          expect(Array.from(sortByTime(times, count, maxBuckets, radixMinCount))).toEqual(reference(times, count));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    // Every path was taken.
+    expect([...seen].sort()).toEqual(['comparison', 'counting', 'radix']);
+  });
+});
+
+describe('sortPath', () => {
+  it('takes the radix sort for whole seconds over a span too long for the counting sort', () => {
+    // 400 days is far beyond the counting sort's default range (2^16 s, or 2 s per request).
+    const times = longSpan(20_000);
+    expect(sortPath(times, times.length)).toBe('radix');
+    expect(sortPath(times, RADIX_MIN_COUNT)).toBe('radix');
+    // The span of the built-in sample: 10,000 requests over about 83 hours.
+    const hours = Float64Array.from({ length: 10_000 }, (_, i) => 1.43e12 + ((i * 7_919) % 298_860) * 1000);
+    expect(sortPath(hours, hours.length)).toBe('radix');
+    // Up to a span of 2^32 - 1 seconds, the largest key of 32 bits.
+    const widest = Float64Array.from([0, (2 ** 32 - 1) * 1000, 5000]);
+    expect(sortPath(widest, 3, 1 << 16, 3)).toBe('radix');
+    expect(Array.from(sortByTime(widest, 3, 1 << 16, 3))).toEqual([0, 2, 1]);
+  });
+
+  it('takes the counting sort for whole seconds over a span within maxBuckets', () => {
+    const times = Float64Array.from([5000, 1000, 5000, -3000, 1000]);
+    expect(sortPath(times, times.length)).toBe('counting');
+    expect(sortPath(times, times.length, 9)).toBe('counting'); // a span of 8 s: 9 buckets
+    expect(sortPath(times, times.length, 8, 0)).toBe('radix'); // one bucket short
+    expect(sortPath(longSpan(20_000), 20_000, 400 * 86_400)).toBe('counting');
+    expect(sortPath(new Float64Array(0), 0)).toBe('counting');
+  });
+
+  it('takes the comparison sort for times not whole seconds apart, too few requests, or a span of 2^32 s or more', () => {
+    // Not whole seconds apart, whatever the span.
+    expect(sortPath(Float64Array.from([5500, 1000, 1000.25]), 3)).toBe('comparison');
+    const fractional = longSpan(20_000);
+    fractional[123] = (fractional[123] as number) + 1;
+    expect(sortPath(fractional, 20_000)).toBe('comparison');
+    // Too few requests for the radix sort.
+    expect(sortPath(longSpan(RADIX_MIN_COUNT - 1), RADIX_MIN_COUNT - 1)).toBe('comparison');
+    expect(sortPath(longSpan(20_000), 20_000, 0, 20_001)).toBe('comparison');
+    // A span of 2^32 seconds does not fit the radix sort's keys.
+    const tooWide = Float64Array.from([0, 2 ** 32 * 1000, 5000]);
+    expect(sortPath(tooWide, 3, 1 << 16, 3)).toBe('comparison');
+    expect(Array.from(sortByTime(tooWide, 3, 1 << 16, 3))).toEqual([0, 2, 1]);
   });
 });
