@@ -111,7 +111,7 @@ export class LogLineParser {
     // host
     let p = start;
     let high = 0;
-    let b = 0;
+    let b: number;
     while (p < end && (b = bytes[p] as number) !== SPACE) {
       high |= b;
       p++;

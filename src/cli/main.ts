@@ -12,12 +12,11 @@ import { REPLAY_HELP, TOP_HELP } from './help.js';
 import { ReplayInputError } from './input.js';
 import {
   UsageError,
-  checkThresholdFor,
   firstLine,
   integerOption,
+  quotaOption,
   parseCommandArgs,
   strategyOption,
-  windowOption,
 } from './options.js';
 import { createProgress } from './progress.js';
 import { REPLAY_DEFAULTS, replay, type ReplaySummary } from './replay.js';
@@ -80,11 +79,9 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
     );
   }
 
-  const threshold = integerOption('--threshold', values.threshold, 1, REPLAY_DEFAULTS.threshold);
   const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
-  const windowSeconds = windowOption(values.window);
   const strategy = strategyOption(values.strategy);
-  checkThresholdFor(strategy, threshold);
+  const { threshold, windowSeconds } = quotaOption(values.threshold, values.window, strategy);
   const json = values.json === true;
 
   const operand = operands[0];

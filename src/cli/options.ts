@@ -1,13 +1,15 @@
 /**
  * The options of the `ratewarden` command: the `util.parseArgs` wrapper that turns its errors into
- * one-line {@link UsageError}s, and the check of each option's value (`--threshold`, `--top`,
- * `--window`, `--strategy`, and the threshold against the strategy's largest), each throwing the
- * usage error that names its option.
+ * one-line {@link UsageError}s, and the check of each option's value (`--top`, `--strategy`, and
+ * the limit, `--threshold` per `--window`, which the library's own quota builder checks with its
+ * own messages), each throwing the usage error that names its option.
  *
  * @module
  */
 
 import { parseArgs } from 'node:util';
+import { RateWardenRangeError, RateWardenTypeError } from '../errors.js';
+import { createQuota, type Quota, type QuotaNames } from '../quota.js';
 import { REPLAY_DEFAULTS } from './replay.js';
 import { STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
 
@@ -67,22 +69,22 @@ function parseArgsStrict(args: readonly string[]) {
 
 /** What each option with a value expects, as the usage errors say it. */
 const EXPECTED: Record<string, string> = {
-  '--threshold': 'a positive integer up to 9007199254740991',
+  '--threshold': 'a positive safe integer',
   '--top': 'a non-negative integer',
-  '--window': 'a finite number of seconds greater than 0',
+  '--window': 'a finite number of seconds, at least 0.001',
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
 };
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */
 function checkOptionValue(option: string, value: string): void {
-  if (option === '--threshold') integerOption(option, value, 1, 0);
+  if (option === '--threshold') quotaOption(value, undefined, REPLAY_DEFAULTS.strategy);
   else if (option === '--top') integerOption(option, value, 0, 0);
-  else if (option === '--window') windowOption(value);
+  else if (option === '--window') quotaOption(undefined, value, REPLAY_DEFAULTS.strategy);
   else if (option === '--strategy') strategyOption(value);
 }
 
 /**
- * An integer option (`--threshold`, `--top`): digits only, at least `min`, at most
+ * An integer option (`--top`): digits only, at least `min`, at most
  * `Number.MAX_SAFE_INTEGER`; `fallback` when absent.
  *
  * @throws {UsageError} naming `name` when `value` is not such an integer.
@@ -109,51 +111,42 @@ export function strategyOption(value: string | undefined): StrategyName {
   return value;
 }
 
-// The limit's own checks: the window, and the threshold against the strategy. Each is one
-// function, called once by the command, so that a shared check of the limit can replace them.
+/** How the quota's messages name its two fields on the command line. */
+const QUOTA_NAMES: QuotaNames = { threshold: '--threshold', windowSeconds: '--window' };
 
 /**
- * The `--window` option: a decimal number of seconds, finite and greater than 0, at least the
- * limiter's minimum; the default window when absent.
+ * The limit of the command line, `--threshold` requests per `--window` seconds for `strategy`,
+ * built by the library's one quota builder (`createQuota`), so that the command checks a limit
+ * exactly as a `RateLimiter` does and says what is wrong in the same words; the defaults when
+ * absent. A value written as a decimal number is checked as that number; anything else as the
+ * text it is.
  *
- * @throws {UsageError} naming `--window` when `value` is not such a number.
+ * @throws {UsageError} with the quota's message naming `--threshold` or `--window` (a threshold
+ *   above the strategy's `maxThreshold` also names the strategies without a cap).
  */
-export function windowOption(value: string | undefined): number {
-  if (value === undefined) return REPLAY_DEFAULTS.windowSeconds;
-  const number = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(value)
-    ? Number(value)
-    : NaN;
-  if (!(number > 0) || !Number.isFinite(number * 1000)) {
-    throw new UsageError(`expected \`--window\` to be ${EXPECTED['--window']}, got \`${value}\``);
+export function quotaOption(threshold: string | undefined, window: string | undefined, strategy: StrategyName): Quota {
+  const bounds = createStrategy(strategy);
+  const options = {
+    threshold: threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold),
+    windowSeconds: window === undefined ? REPLAY_DEFAULTS.windowSeconds : numeric(window),
+  };
+  try {
+    return createQuota(options as { threshold: number; windowSeconds: number }, bounds, QUOTA_NAMES);
+  } catch (error) {
+    if (!(error instanceof RateWardenTypeError || error instanceof RateWardenRangeError)) throw error;
+    const message = `${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`;
+    const max = bounds.maxThreshold;
+    const capped = max !== undefined && typeof options.threshold === 'number' && Number.isSafeInteger(options.threshold) && options.threshold > max;
+    if (!capped) throw new UsageError(message);
+    const uncapped = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThreshold === undefined);
+    const alternatives = `${uncapped.slice(0, -1).join(', ')} or ${uncapped.at(-1) ?? ''}`;
+    throw new UsageError(`${message} (for larger limits use \`--strategy\` ${alternatives})`);
   }
-  if (number < MIN_WINDOW_SECONDS) {
-    // The limiter's own minimum: checked here so that it is a usage error, not an unexpected one.
-    throw new UsageError(
-      `expected \`--window\` to be at least ${MIN_WINDOW_SECONDS} (one millisecond), got \`${value}\``,
-    );
-  }
-  return number;
 }
 
-/** The smallest window the limiter accepts, in seconds. */
-const MIN_WINDOW_SECONDS = 0.001;
-
-/**
- * Checks `threshold` against the strategy's largest (`maxThreshold`: 1,048,576 for the
- * sliding-window log, which stores a timestamp per request), so that a threshold too large for
- * the strategy is a usage error naming `--threshold` rather than an unexpected error.
- *
- * @throws {UsageError} naming `--threshold` and the strategies without a cap when it is too large.
- */
-export function checkThresholdFor(strategy: StrategyName, threshold: number): void {
-  const max = createStrategy(strategy).maxThreshold;
-  if (max === undefined || threshold <= max) return;
-  const uncapped = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThreshold === undefined);
-  const alternatives = `${uncapped.slice(0, -1).join(', ')} or ${uncapped.at(-1) ?? ''}`;
-  throw new UsageError(
-    `expected \`--threshold\` to be at most ${max} with the ${strategy} strategy, got \`${threshold}\` ` +
-      `(for larger limits use \`--strategy\` ${alternatives})`,
-  );
+/** A decimal number as written (`12`, `-3`, `1.5`, `1e3`) as that number; anything else as the text. */
+function numeric(value: string): number | string {
+  return /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(value) ? Number(value) : value;
 }
 
 /** The first line of `text`: an error is printed as one line. */

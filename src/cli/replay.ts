@@ -1,7 +1,7 @@
 /**
  * The replay of an access log, `ratewarden replay`'s work: {@link replay} reads the log
  * (`input.ts`), orders its requests by time (`order.ts`), decides each one with a
- * {@link RateLimiter} (`simulate.ts`) and sums the outcome up in a {@link ReplaySummary} (the
+ * `RateLimiter` (`simulate.ts`) and sums the outcome up in a {@link ReplaySummary} (the
  * report is `report.ts`'s), to answer "what would this limit have done to my traffic?". Also the
  * options of a replay and their defaults, {@link REPLAY_DEFAULTS}.
  *
@@ -12,13 +12,12 @@
  * @module
  */
 
-import type { RateLimiter } from '../rate-limiter.js';
 import { readInput, type ReplayInput } from './input.js';
 import { sortByTime } from './order.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
 import { RequestCollector, type MalformedLine } from './request-collector.js';
 import { createSimulation, type ClientCounts } from './simulate.js';
-import { createStrategy, type STRATEGY_NAMES, type StrategyName } from './strategies.js';
+import { createStrategy, type StrategyName } from './strategies.js';
 
 /** Defaults of the replay options. */
 export const REPLAY_DEFAULTS = {
@@ -43,7 +42,7 @@ export interface ReplayOptions {
   /** The window in **seconds**: a finite number greater than 0. Default 60. */
   readonly windowSeconds?: number | undefined;
   /**
-   * The algorithm, by name: one of {@link STRATEGY_NAMES}. Default `"sliding-window-log"`, the
+   * The algorithm, by name: one of `STRATEGY_NAMES`. Default `"sliding-window-log"`, the
    * exact sliding-window log.
    */
   readonly strategy?: string | undefined;
@@ -76,7 +75,7 @@ export interface ReplaySummary {
   readonly threshold: number;
   /** The window, in **seconds**. */
   readonly windowSeconds: number;
-  /** The limiter's strategy: one of {@link STRATEGY_NAMES}, such as `"sliding-window-log"`. */
+  /** The limiter's strategy: one of `STRATEGY_NAMES`, such as `"sliding-window-log"`. */
   readonly strategy: string;
   /** Lines read: requests plus malformed lines (empty lines at the end are not counted). */
   readonly lines: number;
@@ -103,7 +102,7 @@ export interface ReplaySummary {
 }
 
 /**
- * Replays an access log through a {@link RateLimiter} with the strategy named by `strategy`
+ * Replays an access log through a `RateLimiter` with the strategy named by `strategy`
  * (default: the exact sliding-window log): each valid line is one request by its client (the first field) at its time; requests
  * are decided in time order (ties in file order), the limiter's clock set to each request's time.
  *
@@ -111,8 +110,8 @@ export interface ReplaySummary {
  * @throws {ReplayInputError} when the input cannot be read (missing file, permission denied,
  *   a directory, corrupt gzip data).
  * @throws a `RangeError` / `TypeError` naming `strategy` when it is not one of
- *   {@link STRATEGY_NAMES}.
- * @throws a `RangeError` / `TypeError` from {@link RateLimiter} for an invalid `threshold`
+ *   `STRATEGY_NAMES`.
+ * @throws a `RangeError` / `TypeError` from `RateLimiter` for an invalid `threshold`
  *   (including one above the strategy's `maxThreshold`: 1,048,576 for the sliding-window log) or
  *   `windowSeconds`.
  */

@@ -164,5 +164,7 @@ export class RequestCollector {
 
 /** Escapes control characters (C0, DEL, C1) as `\xHH` so that a line cannot drive a terminal. */
 function escapeControls(text: string): string {
+  // Control characters are what this matches, on purpose.
+  // eslint-disable-next-line no-control-regex
   return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }

@@ -56,7 +56,7 @@ export function refReplay<S>(requests: readonly RefRequest[], model: RefModel<S>
 /** The reference model of each strategy, for `threshold` requests per `windowMs`. */
 export function refModel(name: StrategyName, threshold: number, windowMs: number): RefModel<never> {
   expect(Number.isInteger(windowMs)).toBe(true);
-  const models: { [K in StrategyName]: RefModel<unknown> } = {
+  const models: Record<StrategyName, RefModel<unknown>> = {
     // The allowed times of the client; allowed when fewer than `threshold` are in (t - window, t].
     'sliding-window-log': {
       fresh: (): number[] => [],
@@ -141,7 +141,7 @@ export function refModel(name: StrategyName, threshold: number, windowMs: number
 }
 
 /** The rejected counts observed on the built-in sample (regression values, checked by the references). */
-export const SAMPLE_REJECTED: { readonly [K in StrategyName]: { '60/60': number; '5/10': number } } = {
+export const SAMPLE_REJECTED: Readonly<Record<StrategyName, { '60/60': number; '5/10': number }>> = {
   'sliding-window-log': { '60/60': 87, '5/10': 757 },
   'sliding-window-counter': { '60/60': 87, '5/10': 926 },
   'fixed-window': { '60/60': 87, '5/10': 672 },

@@ -174,27 +174,29 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     });
 
     it('a bad --threshold', () => {
+      // The quota's own messages (createQuota), naming the option.
       expect(fails(['replay', '--threshold', 'abc'], /--threshold/)).toBe(
-        'ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `abc`\n',
+        'ratewarden: expected `--threshold` to be a positive safe integer, got `"abc"` (string)\n',
       );
       expect(fails(['replay', '--threshold', '0'], /--threshold/)).toBe(
-        'ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `0`\n',
+        'ratewarden: expected `--threshold` to be a positive safe integer, got `0` (number)\n',
       );
-      fails(['replay', '--threshold', '1.5'], /^ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `1\.5`\n$/);
-      fails(['replay', '--threshold', '-3'], /^ratewarden: expected `--threshold` to be a positive integer up to 9007199254740991, got `-3`\n$/);
+      fails(['replay', '--threshold', '1.5'], /^ratewarden: expected `--threshold` to be a positive safe integer, got `1\.5` \(number\)\n$/);
+      fails(['replay', '--threshold', '-3'], /^ratewarden: expected `--threshold` to be a positive safe integer, got `-3` \(number\)\n$/);
+      fails(['replay', '--threshold', '0x10'], /^ratewarden: expected `--threshold` to be a positive safe integer, got `"0x10"` \(string\)\n$/);
       fails(['replay', '--threshold=9007199254740992'], /`--threshold`.*got `9007199254740992`/);
-      fails(['replay', '--threshold'], /^ratewarden: option `--threshold` needs a value \(a positive integer up to 9007199254740991\)\n$/);
+      fails(['replay', '--threshold'], /^ratewarden: option `--threshold` needs a value \(a positive safe integer\)\n$/);
     });
 
     it('a bad --window', () => {
       expect(fails(['replay', '--window', '-1'], /--window/)).toBe(
-        'ratewarden: expected `--window` to be a finite number of seconds greater than 0, got `-1`\n',
+        'ratewarden: expected `--window` to be a finite number of seconds, at least 0.001, got `-1` (number)\n',
       );
-      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a finite number of seconds greater than 0, got `-1`\n$/);
-      fails(['replay', '--window', '0'], /`--window`.*got `0`/);
-      fails(['replay', '--window', 'abc'], /`--window`.*got `abc`/);
-      fails(['replay', '--window', 'Infinity'], /`--window`.*got `Infinity`/);
-      fails(['replay', '--window', '1e306'], /`--window`.*got `1e306`/);
+      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a finite number of seconds, at least 0\.001, got `-1` \(number\)\n$/);
+      fails(['replay', '--window', '0'], /`--window`.*got `0` \(number\)/);
+      fails(['replay', '--window', 'abc'], /`--window`.*got `"abc"` \(string\)/);
+      fails(['replay', '--window', 'Infinity'], /`--window`.*got `"Infinity"` \(string\)/);
+      fails(['replay', '--window', '1e306'], /`--window`.*got `1e\+306` \(number\)/);
     });
 
     it('a bad --top', () => {
@@ -302,8 +304,8 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
 
     it('a threshold above the strategy maximum; the uncapped strategies accept it', () => {
       const message =
-        'ratewarden: expected `--threshold` to be at most 1048576 with the sliding-window-log strategy, got `2000000` ' +
-        '(for larger limits use `--strategy` sliding-window-counter, fixed-window, token-bucket or gcra)\n';
+        'ratewarden: expected `--threshold` to be at most 1048576 with the sliding-window-log strategy (its maxThreshold), ' +
+        'got `2000000` (number) (for larger limits use `--strategy` sliding-window-counter, fixed-window, token-bucket or gcra)\n';
       expect(fails(['replay', '--threshold', '2000000'])).toBe(message);
       expect(fails(['replay', '--threshold', '2000000', '--strategy', 'sliding-window-log'])).toBe(message);
       expect(fails(['replay', '--threshold=9007199254740991'])).toMatch(/^ratewarden: expected `--threshold` to be at most 1048576 /);
@@ -322,7 +324,7 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
 
     it('a window below one millisecond (the limiter minimum)', () => {
       expect(fails(['replay', '--window', '0.0009'])).toBe(
-        'ratewarden: expected `--window` to be at least 0.001 (one millisecond), got `0.0009`\n',
+        'ratewarden: expected `--window` to be a finite number of seconds, at least 0.001, got `0.0009` (number)\n',
       );
       expect(cliJson(['replay', '--window', '0.001'])).toMatchObject({ window_seconds: 0.001, rejected: 0 });
     });
