@@ -34,7 +34,7 @@ export interface RateLimitResult {
    */
   readonly resetAfter: number;
   /**
-   * Set only when a strategy backed by a store (such as `ratewarden/redis`) could not reach it
+   * Set only when a store (a `RateLimitStore`, such as those of `ratewarden/redis`) could not reach it
    * and decided by its failure policy instead: `"fail-closed"` (rejected), `"fail-open"`
    * (allowed) or `"local"` (decided by an in-memory fallback in this process). Absent otherwise.
    */
