@@ -116,15 +116,23 @@ export class Decider<State> {
 
   /**
    * A whole decision with an in-memory strategy: the quota, the clock, the core operation;
-   * counted and published when it records.
+   * counted and published. (Kept small, and apart from {@link checkSync}, so that V8 inlines it
+   * into the callers' hot loops.)
    * @throws for a bad tier or clock, or what the strategy throws (nothing recorded).
    */
-  decideSync(user: User | string, key: string, cost: number, record: boolean): RateLimitResult {
+  decideSync(user: User | string, key: string, cost: number): RateLimitResult {
     const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
     const now = this.#clock.read(quota.windowMs);
-    const table = this.table as KeyTable<State>;
-    if (!record) return table.peek(key, now, cost, quota);
-    return this.observer.observe(key, cost, table.consume(key, now, cost, quota));
+    return this.observer.observe(key, cost, (this.table as KeyTable<State>).consume(key, now, cost, quota));
+  }
+
+  /**
+   * {@link decideSync} without recording (`peek`): not counted.
+   * @throws as {@link decideSync}.
+   */
+  checkSync(user: User | string, key: string, cost: number): RateLimitResult {
+    const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
+    return (this.table as KeyTable<State>).peek(key, this.#clock.read(quota.windowMs), cost, quota);
   }
 
   /**

@@ -156,7 +156,7 @@ export class RateLimiter<State = unknown> {
       const key = keyOf(user);
       const cost = costOf(options);
       const decider = this.#decider;
-      if (decider.table !== undefined) return Promise.resolve(decider.decideSync(user, key, cost, true));
+      if (decider.table !== undefined) return Promise.resolve(decider.decideSync(user, key, cost));
       return decider.decideAsync(user, key, cost, true);
     } catch (error) {
       // Bad input, a failing clock or strategy, or `this` not a RateLimiter.
@@ -175,8 +175,8 @@ export class RateLimiter<State = unknown> {
     const decider = this.#decider;
     if (decider.table === undefined) throw notSynchronous(decider.name, 'allowRequestSync');
     // The common case, a string key and no options, skips the parsing.
-    if (typeof user === 'string' && options === undefined && user !== '') return decider.decideSync(user, user, 1, true);
-    return decider.decideSync(user, keyOf(user), costOf(options), true);
+    if (typeof user === 'string' && options === undefined && user !== '') return decider.decideSync(user, user, 1);
+    return decider.decideSync(user, keyOf(user), costOf(options));
   }
 
   /**
@@ -193,7 +193,7 @@ export class RateLimiter<State = unknown> {
       const key = keyOf(user);
       const cost = costOf(options);
       const decider = this.#decider;
-      if (decider.table !== undefined) return Promise.resolve(decider.decideSync(user, key, cost, false));
+      if (decider.table !== undefined) return Promise.resolve(decider.checkSync(user, key, cost));
       return decider.decideAsync(user, key, cost, false);
     } catch (error) {
       return Promise.reject(error);
@@ -207,7 +207,7 @@ export class RateLimiter<State = unknown> {
   peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
     const decider = this.#decider;
     if (decider.table === undefined) throw notSynchronous(decider.name, 'peekSync');
-    return decider.decideSync(user, keyOf(user), costOf(options), false);
+    return decider.checkSync(user, keyOf(user), costOf(options));
   }
 
   /**

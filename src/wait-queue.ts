@@ -162,7 +162,7 @@ export class WaitQueues {
       // queue from inside this loop.
       queue.busy = true;
       try {
-        result = decider.decideSync(waiter.user, key, waiter.cost, true);
+        result = decider.decideSync(waiter.user, key, waiter.cost);
       } catch (error) {
         queue.busy = false;
         this.#settle(queue, waiter, false, error);
