@@ -105,6 +105,13 @@ export class KeyTable<State> {
    */
   consume(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const state = this.#states.get(key);
+    // The common case, a tracked key without tiers, kept this small so that V8 inlines it.
+    if (state !== undefined && !this.#tiered) return this.#strategy.consume(state, now, cost, quota);
+    return this.#consumeNoted(key, state, now, cost, quota);
+  }
+
+  /** {@link consume} for a key not tracked, or under tiers (its quota is noted first). */
+  #consumeNoted(key: string, state: State | undefined, now: number, cost: number, quota: Quota): RateLimitResult {
     if (this.#tiered) this.#noteQuota(key, quota, state !== undefined);
     if (state !== undefined) return this.#strategy.consume(state, now, cost, quota);
     return this.#admit(key, now, cost, quota);
