@@ -30,8 +30,7 @@ import { WaitQueues } from './wait-queue.js';
 export type { RateLimiterOptions } from './rate-limiter-options.js';
 
 /** A limiter of any state type (the type of a group member's `limiter`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyLimiter = RateLimiter<any>;
+export type AnyLimiter = RateLimiter<unknown>;
 
 /**
  * A per-key rate limiter: each key (user) may make at most `threshold` requests per rolling

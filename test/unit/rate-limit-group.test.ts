@@ -70,7 +70,7 @@ describe('RateLimitGroup (synchronous strategies)', () => {
     const distinct = new RateLimitGroup([limiter, { limiter, key: () => 'global' }]);
     expect(distinct.allowRequestSync('u').allowed).toBe(true);
     expect(() => new RateLimitGroup([])).toThrow(TypeError);
-    // eslint-disable-next-line no-sparse-arrays
+    // eslint-disable-next-line no-sparse-arrays -- the hole is what this test checks
     expect(() => new RateLimitGroup([, limiter] as never)).toThrow(/`members\[0\]`/);
     expect(() => new RateLimitGroup([{} as never])).toThrow(/`members\[0\]`/);
     expect(() => new RateLimitGroup([{ limiter, key: 'x' } as never])).toThrow(/`members\[0\].key` to be a function/);
