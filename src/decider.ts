@@ -22,7 +22,25 @@ import type { RateLimitResult } from './result.js';
 import type { RateLimitStore } from './store.js';
 import type { Tiers } from './tiers.js';
 
+/** The next lock's place in the global lock order. */
 let nextId = 0;
+
+/**
+ * The per-key lock of each store, shared by every limiter deciding with it: a store that reads,
+ * awaits and writes is exact across them too. `order` is its place in the global lock order of
+ * groups.
+ */
+const storeLocks = new WeakMap<RateLimitStore, { readonly mutex: KeyedMutex; readonly order: number }>();
+
+/** The lock of `store`, made the first time a limiter uses it. */
+function lockOf(store: RateLimitStore): { readonly mutex: KeyedMutex; readonly order: number } {
+  let lock = storeLocks.get(store);
+  if (lock === undefined) {
+    lock = { mutex: new KeyedMutex(), order: nextId++ };
+    storeLocks.set(store, lock);
+  }
+  return lock;
+}
 
 /**
  * @internal What an attempt returns when its `skip` says, once it holds the key's lock, that it
@@ -56,12 +74,12 @@ export interface DeciderParts<State> {
   readonly observer: Observer;
   /** The strategy's name, for messages. */
   readonly name: string;
+  /** Whether the store decides atomically by itself (read once, when the limiter was built). */
+  readonly atomic: boolean;
 }
 
 /** @internal The core operation of one limiter; see the module description. */
 export class Decider<State> {
-  /** A number unique to this limiter: the global lock order of a group's keys. */
-  readonly id = nextId++;
   /** The limiter's default quota. */
   readonly quota: Quota;
   /** The key table, for an in-memory strategy; `undefined` for a store. */
@@ -70,8 +88,14 @@ export class Decider<State> {
   readonly store: RateLimitStore | undefined;
   /** The strategy's name, for messages. */
   readonly name: string;
-  /** The per-key async mutex: serialises a store's decisions on a key, unless it is atomic. */
-  readonly mutex = new KeyedMutex();
+  /**
+   * The per-key async mutex: serialises a store's decisions on a key, unless it is atomic. One
+   * per store, shared by the limiters that use it; a limiter of its own for an in-memory
+   * strategy (whose decisions are synchronous and never lock).
+   */
+  readonly mutex: KeyedMutex;
+  /** The mutex's place in the global lock order of a group's keys (then by key). */
+  readonly lockOrder: number;
   /** The decision counters and listeners. */
   readonly observer: Observer;
   readonly #clock: MonotonicClock;
@@ -88,7 +112,10 @@ export class Decider<State> {
     this.observer = parts.observer;
     this.#clock = parts.clock;
     this.#tiers = parts.tiers;
-    this.#locking = this.store !== undefined && this.store.atomic !== true;
+    this.#locking = this.store !== undefined && !parts.atomic;
+    const lock = this.store === undefined ? { mutex: new KeyedMutex(), order: nextId++ } : lockOf(this.store);
+    this.mutex = lock.mutex;
+    this.lockOrder = lock.order;
   }
 
   /** The quota for `user`: its tier when `limitFor` chooses one, else the default. */

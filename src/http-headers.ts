@@ -142,14 +142,17 @@ export interface RateLimitProblem {
  * @param result - the rejected result.
  * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
  *   `"Too Many Requests"`).
- * @throws {RateWardenTypeError} when `type` or `title` is given and not a string.
+ * @throws {RateWardenTypeError} when `result` or `options` is not an object, or `type` or
+ *   `title` is given and not a string.
  */
 export function rateLimitProblem(
   result: RateLimitResult,
   options: { readonly type?: string; readonly title?: string } = {},
 ): RateLimitProblem {
-  const type = options.type ?? 'about:blank';
-  const title = options.title ?? 'Too Many Requests';
+  checkObject('result', result, 'a RateLimitResult');
+  checkObject('options', options, 'an object or undefined');
+  const type: unknown = options.type ?? 'about:blank';
+  const title: unknown = options.title ?? 'Too Many Requests';
   if (typeof type !== 'string') throw typeError('type', 'a string (a URI)', type);
   if (typeof title !== 'string') throw typeError('title', 'a string', title);
   if (result.retryAfter === Infinity) {

@@ -119,7 +119,8 @@ export class RateLimitGroup {
     if (!Array.isArray(members) || members.length === 0) {
       throw typeError('members', 'a non-empty array of RateLimiter or { limiter, key?, name? }', members);
     }
-    const seen = new Set<AnyLimiter>();
+    // Limiters (or stores shared by limiters) met twice: a key must then not be decided twice.
+    const seen = new Set<number>();
     let repeats = false;
     const checked: Member[] = [];
     for (let index = 0; index < members.length; index++) {
@@ -135,8 +136,8 @@ export class RateLimitGroup {
       if (member.name !== undefined && typeof member.name !== 'string') {
         throw typeError(`members[${index}].name`, 'a string or undefined', member.name);
       }
-      if (seen.has(member.limiter)) repeats = true;
-      seen.add(member.limiter);
+      if (seen.has(decider.lockOrder)) repeats = true;
+      seen.add(decider.lockOrder);
       checked.push({
         limiter: member.limiter,
         decider,
@@ -217,18 +218,6 @@ export class RateLimitGroup {
       const key = keyOf(memberUser);
       return { member, key, quota: member.decider.quotaFor(memberUser, key) };
     });
-    if (this.#repeats) {
-      const pairs = new Set<string>();
-      for (const step of steps) {
-        const pair = `${step.member.decider.id}\u0000${step.key}`;
-        if (pairs.has(pair)) {
-          throw new RateWardenRangeError(
-            `Expected the limits of a group to decide distinct keys, got the key \`${step.key}\` twice for one limiter`,
-          );
-        }
-        pairs.add(pair);
-      }
-    }
     if (this.#stored) {
       // Two limits counting on one stored key (the same Redis prefix) would count each request twice.
       const stored = new Set<string>();
@@ -242,6 +231,18 @@ export class RateLimitGroup {
           );
         }
         stored.add(storeKey);
+      }
+    }
+    if (this.#repeats) {
+      const pairs = new Set<string>();
+      for (const step of steps) {
+        const pair = `${step.member.decider.lockOrder}\u0000${step.key}`;
+        if (pairs.has(pair)) {
+          throw new RateWardenRangeError(
+            `Expected the limits of a group to decide distinct keys, got the key \`${step.key}\` twice for one limiter (or one store)`,
+          );
+        }
+        pairs.add(pair);
       }
     }
     return { steps, cost };
@@ -276,10 +277,11 @@ export class RateLimitGroup {
     const { steps, cost } = this.#plan(user, options);
     // One atomic step in the store: no lock to take here.
     if (this.#batch !== undefined) return this.#criticalSection(steps, cost, record);
-    // Lock the stores' keys in one global order: by limiter, then key.
+    // Lock the stores' keys in one global order: by lock (a store's is shared by its limiters),
+    // then key.
     const locked = steps
       .filter((s) => !s.member.inMemory)
-      .sort((a, b) => a.member.decider.id - b.member.decider.id || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      .sort((a, b) => a.member.decider.lockOrder - b.member.decider.lockOrder || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const run = (i: number): Promise<GroupResult> => {
       const step = locked[i];
       if (step === undefined) return this.#criticalSection(steps, cost, record);

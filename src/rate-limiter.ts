@@ -17,7 +17,7 @@ import { Decider, registerDecider, type Keeper } from './decider.js';
 import { checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
-import { checkSeconds, createQuota } from './quota.js';
+import { checkSeconds, createQuota, type QuotaBounds } from './quota.js';
 import type { RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
@@ -76,8 +76,8 @@ export class RateLimiter<State = unknown> {
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
     const strategy = options.strategy === undefined ? (new SlidingWindowLog() as RateLimitStrategy<State>) : options.strategy;
-    const inMemory = checkStrategy(strategy);
-    const quota = createQuota(options, strategy);
+    const shape = checkStrategy(strategy);
+    const quota = createQuota(options, shape);
     const clock = options.clock === undefined ? performanceClock : options.clock;
     if (typeof clock !== 'function') throw typeError('clock', 'a function', clock);
     const limitFor = optionalFunction('limitFor', options.limitFor);
@@ -87,11 +87,11 @@ export class RateLimiter<State = unknown> {
     if (sweep !== undefined) checkSeconds('sweepIntervalSeconds', sweep);
 
     this.#strategy = strategy;
-    const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, strategy);
+    const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, shape);
     const time = new MonotonicClock(clock);
     const observer = new Observer();
     let keeper: Keeper<State>;
-    if (inMemory) {
+    if (shape.inMemory) {
       const table = new KeyTable(strategy as RateLimitStrategy<State>, {
         maxKeys,
         defaultQuota: quota,
@@ -105,7 +105,7 @@ export class RateLimiter<State = unknown> {
     } else {
       keeper = { store: strategy as RateLimitStore };
     }
-    const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: strategy.name });
+    const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: shape.name, atomic: shape.atomic });
     this.#decider = decider;
     this.#waits = new WaitQueues(decider);
     registerDecider(this, decider);
@@ -403,27 +403,43 @@ export class RateLimiter<State = unknown> {
   }
 }
 
+/** What the constructor reads of a strategy or store, once (a getter is not asked twice). */
+interface StrategyShape extends QuotaBounds {
+  /** Whether it is an in-memory strategy (`createState` and `sweep`), not a store. */
+  readonly inMemory: boolean;
+  /** A store's `atomic` (`false` when absent, and for an in-memory strategy). */
+  readonly atomic: boolean;
+}
+
 /**
  * Checks that `strategy` has the shape of a {@link RateLimitStrategy} (`createState`, `consume`,
  * `peek`, `sweep`) or of a {@link RateLimitStore} (`consume`, `peek`, no `createState` or
- * `sweep`), and a `name`.
- * @returns `true` for an in-memory strategy, `false` for a store.
+ * `sweep`), a `name`, and valid bounds; reads each member once.
+ * @throws {RateWardenTypeError} naming the member that is missing or of the wrong type.
+ * @throws {RateWardenRangeError} naming `strategy.maxThreshold` (a positive safe integer) or
+ *   `strategy.maxWindowSeconds` (a finite number of seconds, at least 0.001) when out of range.
  */
-function checkStrategy(strategy: unknown): boolean {
-  if (strategy === null || typeof strategy !== 'object') {
-    throw typeError('strategy', 'an object implementing RateLimitStrategy or RateLimitStore', strategy);
-  }
+function checkStrategy(strategy: unknown): StrategyShape {
+  checkObject('strategy', strategy, 'an object implementing RateLimitStrategy or RateLimitStore');
   const s = strategy as Record<string, unknown>;
   const inMemory = s.createState !== undefined || s.sweep !== undefined;
   for (const method of inMemory ? (['createState', 'consume', 'peek', 'sweep'] as const) : (['consume', 'peek'] as const)) {
-    if (typeof s[method] !== 'function') throw typeError(`strategy.${method}`, 'a function', s[method]);
+    const member = s[method];
+    if (typeof member !== 'function') throw typeError(`strategy.${method}`, 'a function', member);
   }
-  if (typeof s.name !== 'string') throw typeError('strategy.name', 'a string', s.name);
-  for (const bound of ['maxThreshold', 'maxWindowSeconds'] as const) {
-    if (s[bound] !== undefined && typeof s[bound] !== 'number') throw typeError(`strategy.${bound}`, 'a number or undefined', s[bound]);
-  }
-  if (!inMemory && s.atomic !== undefined && typeof s.atomic !== 'boolean') {
-    throw typeError('strategy.atomic', 'a boolean or undefined', s.atomic);
-  }
-  return inMemory;
+  const name = s.name;
+  if (typeof name !== 'string') throw typeError('strategy.name', 'a string', name);
+  const maxThreshold = s.maxThreshold;
+  if (maxThreshold !== undefined) checkPositiveInteger('strategy.maxThreshold', maxThreshold);
+  const maxWindowSeconds = s.maxWindowSeconds;
+  if (maxWindowSeconds !== undefined) checkSeconds('strategy.maxWindowSeconds', maxWindowSeconds);
+  const atomic = inMemory ? undefined : s.atomic;
+  if (atomic !== undefined && typeof atomic !== 'boolean') throw typeError('strategy.atomic', 'a boolean or undefined', atomic);
+  return {
+    inMemory,
+    atomic: atomic === true,
+    name,
+    maxThreshold: maxThreshold as number | undefined,
+    maxWindowSeconds: maxWindowSeconds as number | undefined,
+  };
 }

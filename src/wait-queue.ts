@@ -124,7 +124,17 @@ export class WaitQueues {
           }
         };
         waiter.onAbort = onAbort;
-        signal.addEventListener('abort', onAbort, { once: true });
+        try {
+          signal.addEventListener('abort', onAbort, { once: true });
+        } catch (error) {
+          // A signal-like object whose addEventListener throws: the waiter leaves at once, as
+          // if it had never come (the next one, if any, tries now).
+          waiter.onAbort = undefined;
+          const head = mine.head === waiter;
+          this.#settle(mine, waiter, false, error);
+          if (head && !mine.busy) this.#pump(key, mine);
+          return;
+        }
       }
       if (fresh || (mine.head === waiter && !mine.busy)) this.#pump(key, mine);
     });

@@ -2,6 +2,7 @@
 // state, made exact by the limiter's per-key async mutex.
 import { describe, expect, it } from 'vitest';
 import { RateLimiter, createQuota } from '../../src/index.js';
+import type { RateLimitStore } from '../../src/index.js';
 import { AwaitingCounter } from '../support/stores.js';
 
 describe('an awaiting store driven concurrently', () => {
@@ -114,5 +115,33 @@ describe('an awaiting store driven concurrently', () => {
     const limiter = new RateLimiter({ threshold: 5, windowSeconds: 1, strategy, clock: () => now });
     await Promise.all([limiter.allowRequest('k'), limiter.allowRequest('k'), limiter.allowRequest('k')]);
     expect(readings).toEqual([0, 1, 2]);
+  });
+
+  it('two limiters on one store share its per-key lock: exact across both (found by attack)', async () => {
+    const store = new AwaitingCounter();
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 1, strategy: store, clock: () => 0 });
+    const b = new RateLimiter({ threshold: 5, windowSeconds: 1, strategy: store, clock: () => 0 });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).allowRequest('k')));
+    expect(results.filter((r) => r.allowed)).toHaveLength(5);
+    expect(store.counts.get('k')).toBe(5);
+  });
+
+  it('reads a store\'s atomic once: a getter cannot answer differently later', async () => {
+    let reads = 0;
+    const inner = new AwaitingCounter();
+    const store: RateLimitStore = {
+      name: 'flaky-atomic',
+      get atomic() {
+        reads++;
+        return reads > 1; // false when the limiter reads it, true afterwards
+      },
+      consume: (...args) => inner.consume(...args),
+      peek: (...args) => inner.peek(...args),
+    };
+    const limiter = new RateLimiter({ threshold: 3, windowSeconds: 1, strategy: store, clock: () => 0 });
+    expect(reads).toBe(1);
+    const results = await Promise.all(Array.from({ length: 6 }, () => limiter.allowRequest('k')));
+    // Not atomic when read: serialised, so exactly the threshold.
+    expect(results.filter((r) => r.allowed)).toHaveLength(3);
   });
 });

@@ -116,3 +116,9 @@ describe('rateLimitProblem', () => {
     expect(() => rateLimitProblem(result({}), { title: 5 as never })).toThrow(TypeError);
   });
 });
+
+it('rateLimitProblem names a result or options that is not an object', () => {
+  expect(() => rateLimitProblem(null as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_RATEWARDEN_INVALID_TYPE', message: 'Expected `result` to be a RateLimitResult, got `null` (null)' }));
+  const rejected: RateLimitResult = { allowed: false, remaining: 0, retryAfter: 2, limit: 1, resetAfter: 2 };
+  expect(() => rateLimitProblem(rejected, null as never)).toThrow(/`options` to be an object or undefined, got `null`/);
+});

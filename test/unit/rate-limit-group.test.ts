@@ -132,6 +132,20 @@ describe('RateLimitGroup (synchronous strategies)', () => {
 });
 
 describe('RateLimitGroup (stores)', () => {
+  it('refuses one key decided twice on one store through two limiters, and locks a shared store once per key', async () => {
+    const store = new AwaitingCounter();
+    const a = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: store, clock: () => 0 });
+    const b = new RateLimiter({ threshold: 9, windowSeconds: 60, strategy: store, clock: () => 0 });
+    const same = new RateLimitGroup([a, b]);
+    await expect(same.allowRequest('k')).rejects.toThrow(/got the key `k` twice for one limiter \(or one store\)/);
+    expect(store.counts.size).toBe(0);
+    // Different keys on the shared store: decided (no deadlock on the shared lock), all or nothing.
+    const split = new RateLimitGroup([{ limiter: a, key: (u) => `a:${typeof u === 'string' ? u : u.id}` }, { limiter: b, key: (u) => `b:${typeof u === 'string' ? u : u.id}` }]);
+    const results = await Promise.all(Array.from({ length: 8 }, () => split.allowRequest('k')));
+    expect(results.filter((r) => r.allowed)).toHaveLength(5);
+    expect([store.counts.get('a:k'), store.counts.get('b:k')]).toEqual([5, 5]);
+  });
+
   it('is all or nothing under concurrency: both limits count the same requests', async () => {
     const a = new RateLimiter({ threshold: 7, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
     const b = new RateLimiter({ threshold: 10, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });

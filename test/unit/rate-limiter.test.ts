@@ -48,7 +48,10 @@ describe('constructor options', () => {
     ['store without peek', { ...ok, strategy: { name: 'x', consume() {} } }, TypeError, /`strategy.peek` to be a function/],
     ['store without a name', { ...ok, strategy: { consume() {}, peek() {} } }, TypeError, /`strategy.name` to be a string/],
     ['store with a non-boolean atomic', { ...ok, strategy: { name: 'x', atomic: 'yes', consume() {}, peek() {} } }, TypeError, /`strategy.atomic` to be a boolean or undefined, got `"yes"`/],
-    ['strategy with a string maxThreshold', { ...ok, strategy: { name: 'x', maxThreshold: '5', consume() {}, peek() {} } }, TypeError, /`strategy.maxThreshold` to be a number or undefined/],
+    ['strategy with a string maxThreshold', { ...ok, strategy: { name: 'x', maxThreshold: '5', consume() {}, peek() {} } }, TypeError, /`strategy.maxThreshold` to be a positive safe integer, got `"5"`/],
+    ['strategy with a NaN maxThreshold', { ...ok, strategy: { name: 'x', maxThreshold: NaN, consume() {}, peek() {} } }, RangeError, /`strategy.maxThreshold` to be a positive safe integer, got `NaN`/],
+    ['strategy with a negative maxThreshold', { ...ok, strategy: { name: 'x', maxThreshold: -1, consume() {}, peek() {} } }, RangeError, /`strategy.maxThreshold` .* got `-1`/],
+    ['strategy with a zero maxWindowSeconds', { ...ok, strategy: { name: 'x', maxWindowSeconds: 0, consume() {}, peek() {} } }, RangeError, /`strategy.maxWindowSeconds` to be a finite number of seconds, at least 0.001, got `0`/],
   ];
   for (const [name, options, type, message] of cases) {
     it(`throws ${type.name} for ${name}`, () => {

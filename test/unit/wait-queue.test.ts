@@ -64,6 +64,20 @@ afterEach(() => {
 });
 
 describe('waitForSlot', () => {
+  it('a signal whose addEventListener throws: the call rejects and leaves no waiter behind (found by attack)', async () => {
+    for (const strategy of [undefined, asyncLog()]) {
+      const l = limiter(3, 1, strategy);
+      const hostile = { aborted: false, addEventListener: () => { throw new Error('boom'); }, removeEventListener: () => {} };
+      await expect(l.waitForSlot('k', { signal: hostile as unknown as AbortSignal })).rejects.toThrow('boom');
+      expect(l.stats().waiting).toBe(0);
+      // The key's queue is not held by a ghost: the next waiter is served at once.
+      const next = track(l.waitForSlot('k'));
+      await flush();
+      expect(next.value?.allowed).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    }
+  });
+
   it('resolves at once, with the recorded result, when the request is allowed now', async () => {
     const l = limiter(2, 1);
     const result = await l.waitForSlot('a');
