@@ -19,8 +19,9 @@ import type { RateLimitResult } from './result.js';
  *
  * **Atomicity.** Evict → check → record must not interleave with another decision on the same
  * key. Unless the store declares {@link atomic}, the limiter runs the decisions of each key one
- * at a time under its per-key async mutex, first come first served, and reads the clock after
- * the lock is acquired: a store that reads, awaits and writes is then exact within one process.
+ * at a time under a per-key async mutex — one per store, shared by every limiter that uses it —
+ * first come first served, and reads the clock after the lock is acquired: a store that reads,
+ * awaits and writes is then exact within one process.
  * A store that makes each decision atomically itself (one Redis script, one transaction) sets
  * `atomic: true` and is called without the lock, so that one process's decisions on a hot key
  * do not queue one round trip apart.
