@@ -100,7 +100,7 @@ export class RateLimiter<State = unknown> {
           observer.swept(info);
         },
       });
-      if (sweep !== undefined) table.startSweeping(sweep * 1000, () => time.read(quota.windowMs));
+      if (sweep !== undefined) table.startSweeping(sweep * 1000, clockReader(time, quota.windowMs));
       keeper = { table };
     } else {
       keeper = { store: strategy as RateLimitStore };
@@ -401,6 +401,16 @@ export class RateLimiter<State = unknown> {
   off<E extends keyof RateLimiterEvents>(event: E, listener: RateLimiterEvents[E]): boolean {
     return this.#decider.observer.off(event, listener);
   }
+}
+
+/**
+ * The automatic sweep's reading of the clock. Made here, outside the constructor, so that the
+ * timer holds the clock and nothing else: a closure made in the constructor would share its
+ * scope with the listeners' (through the observer), and a listener that refers to the limiter
+ * would then keep an abandoned limiter, and its timer, alive.
+ */
+function clockReader(time: MonotonicClock, windowMs: number): () => number {
+  return () => time.read(windowMs);
 }
 
 /** What the constructor reads of a strategy or store, once (a getter is not asked twice). */

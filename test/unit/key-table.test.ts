@@ -1,4 +1,5 @@
 // The automatic incremental sweep, close/dispose, maxKeys against key floods, the warning.
+import { spawnSync } from 'node:child_process';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GCRA, RateLimiter } from '../../src/index.js';
@@ -144,5 +145,36 @@ describe('the unbounded-keys warning', () => {
     } finally {
       warn.mockRestore();
     }
+  });
+});
+
+describe('an abandoned limiter with an automatic sweep', () => {
+  // In a child process with --expose-gc, against the built package: 20 limiters, each with a
+  // sweep timer and listeners that refer to the limiter, are dropped; the garbage collector must
+  // collect every one (their timers hold them only weakly). No wall clock: the child runs
+  // collections and event-loop turns until all are collected, or gives up after 200.
+  const script = `
+    const { RateLimiter } = await import(${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)});
+    let collected = 0;
+    const registry = new FinalizationRegistry(() => { collected++; });
+    for (let i = 0; i < 20; i++) {
+      const l = new RateLimiter({ threshold: 5, windowSeconds: 1, sweepIntervalSeconds: 60 });
+      l.on('sweep', () => { void l.size; });
+      l.on('decision', () => { void l.threshold; });
+      l.allowRequestSync('a');
+      registry.register(l, i);
+    }
+    for (let turn = 0; turn < 200 && collected < 20; turn++) {
+      globalThis.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    console.log(collected);
+    process.exit(0);
+  `;
+
+  it('is collected, listeners referring to it included: its timers hold it only weakly', () => {
+    const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe('20');
   });
 });
