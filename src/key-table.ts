@@ -2,7 +2,7 @@
  * The key table: each tracked key's state for an in-memory strategy (`Map<string, State>`), the
  * quota last applied to keys under a tier, and forgetting keys whose window is clear — by
  * `cleanUp()`, by the incremental automatic sweep, and to make room under `maxKeys` — through
- * **one** routine ({@link KeyTable.forgetIfClear}), so the three treat tiers alike. It also
+ * **one** routine (`#forgetIfClear`), so the three treat tiers alike. It also
  * decides on its keys (the in-memory half of the limiter's one core operation), since only it
  * knows whether a key is new.
  *
@@ -110,11 +110,16 @@ export class KeyTable<State> {
     return this.#consumeNoted(key, state, now, cost, quota);
   }
 
-  /** {@link consume} for a key not tracked, or under tiers (its quota is noted first). */
+  /**
+   * {@link consume} for a key not tracked, or under tiers: the quota of a decision is noted once
+   * the strategy has decided (a decision that throws notes nothing), and for a new key only when
+   * it is admitted.
+   */
   #consumeNoted(key: string, state: State | undefined, now: number, cost: number, quota: Quota): RateLimitResult {
-    if (this.#tiered) this.#noteQuota(key, quota, state !== undefined);
-    if (state !== undefined) return this.#strategy.consume(state, now, cost, quota);
-    return this.#admit(key, now, cost, quota);
+    if (state === undefined) return this.#admit(key, now, cost, quota);
+    const result = this.#strategy.consume(state, now, cost, quota);
+    if (this.#tiered) this.#noteQuota(key, quota);
+    return result;
   }
 
   /** The result a request would get now, recording nothing (a clear key may be forgotten). */
@@ -146,7 +151,7 @@ export class KeyTable<State> {
     try {
       // forEach, not for-of: no [key, value] array allocated per key.
       this.#states.forEach((state, key) => {
-        if (this.forgetIfClear(key, state, now)) dropped++;
+        if (this.#forgetIfClear(key, state, now)) dropped++;
       });
     } finally {
       this.#swept += dropped;
@@ -162,9 +167,8 @@ export class KeyTable<State> {
    * next request is then decided exactly as it would have been).
    * @returns whether the key was forgotten.
    */
-  forgetIfClear(key: string, state: State, now: number): boolean {
-    const quota = this.#tiered ? (this.#quotas.get(key) ?? this.#default) : this.#default;
-    if (!this.#strategy.sweep(state, now, quota as Quota)) return false;
+  #forgetIfClear(key: string, state: State, now: number): boolean {
+    if (!this.#strategy.sweep(state, now, this.#quotaOf(key))) return false;
     this.#states.delete(key);
     if (this.#tiered) this.#quotas.delete(key);
     return true;
@@ -222,7 +226,7 @@ export class KeyTable<State> {
       const [key, state] = next.value;
       let cleared: boolean;
       try {
-        cleared = this.forgetIfClear(key, state, now);
+        cleared = this.#forgetIfClear(key, state, now);
       } catch {
         // A failing strategy fails cleanUp() for its caller; here, in a timer, end this pass.
         this.#sweepCursor = undefined;
@@ -248,10 +252,7 @@ export class KeyTable<State> {
     const states = this.#states;
     if (states.size >= this.#maxKeys) {
       const full = this.#makeRoom(now, quota);
-      if (full !== undefined) {
-        if (this.#tiered) this.#quotas.delete(key);
-        return full;
-      }
+      if (full !== undefined) return full;
     } else if (states.size === WARN_KEYS && !this.#warned) {
       this.#warnUnbounded();
     }
@@ -259,22 +260,28 @@ export class KeyTable<State> {
     const fresh = strategy.createState(quota);
     const result = strategy.consume(fresh, now, cost, quota);
     if (typeof (result as { then?: unknown }).then === 'function') {
-      if (this.#tiered) this.#quotas.delete(key);
       throw new RateWardenTypeError(
         `Expected the in-memory strategy \`${strategy.name}\` to return a result, got a promise: a ` +
           'strategy that awaits keeps its state in a store (implement RateLimitStore)',
         ErrorCode.NotSynchronous,
       );
     }
-    if (result.allowed) states.set(key, fresh);
-    else if (this.#tiered) this.#quotas.delete(key);
+    if (result.allowed) {
+      states.set(key, fresh);
+      if (this.#tiered) this.#noteQuota(key, quota);
+    }
     return result;
   }
 
-  /** Notes the quota applied to `key` (for sweeps), when it is not the default. */
-  #noteQuota(key: string, quota: Quota, tracked: boolean): void {
+  /** Notes the quota last applied to the tracked `key` (for sweeps), when it is not the default. */
+  #noteQuota(key: string, quota: Quota): void {
     if (quota !== this.#default) this.#quotas.set(key, quota);
-    else if (tracked) this.#quotas.delete(key);
+    else this.#quotas.delete(key);
+  }
+
+  /** The quota last applied to the tracked `key`. */
+  #quotaOf(key: string): Quota {
+    return (this.#tiered ? (this.#quotas.get(key) ?? this.#default) : this.#default) as Quota;
   }
 
   /**
@@ -293,14 +300,13 @@ export class KeyTable<State> {
         if (next.done === true) break;
       }
       const [key, state] = next.value;
-      if (this.forgetIfClear(key, state, now)) {
+      if (this.#forgetIfClear(key, state, now)) {
         this.#evicted++;
         return undefined;
       }
       if (scanned === 0) {
         // With every key looked at live, the first one gives the estimate of when room is made.
-        const keyQuota = (this.#tiered ? (this.#quotas.get(key) ?? this.#default) : this.#default) as Quota;
-        soonest = this.#strategy.peek(state, now, 1, keyQuota).resetAfter;
+        soonest = this.#strategy.peek(state, now, 1, this.#quotaOf(key)).resetAfter;
       }
     }
     // None was clear: the next new key goes on from here (round robin over the tracked keys;

@@ -1,6 +1,6 @@
 // Tiers: a limit chosen per user by `limitFor`.
 import { describe, expect, it } from 'vitest';
-import { GCRA, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, TokenBucket, type User } from '../../src/index.js';
+import { GCRA, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, SlidingWindowLog, type SlidingWindowLogState, TokenBucket, type User } from '../../src/index.js';
 
 interface Customer extends User {
   readonly plan: 'free' | 'pro';
@@ -166,5 +166,33 @@ describe('tiers (limitFor)', () => {
     await expect(limiter.allowRequest('boom')).rejects.toThrow('plan lookup failed');
     expect(limiter.allowRequestSync('ok').remaining).toBe(1);
     expect(limiter.size).toBe(1);
+  });
+
+  it('a first request that fails under a tier leaves no note of that tier: sweeps judge the key by the quota it was admitted under (found by review)', () => {
+    const inner = new SlidingWindowLog();
+    let boom = true;
+    const flaky: RateLimitStrategy<SlidingWindowLogState> = {
+      name: 'flaky',
+      createState: (quota) => inner.createState(quota),
+      consume: (state, now, cost, quota) => {
+        if (boom) {
+          boom = false;
+          throw new Error('boom');
+        }
+        return inner.consume(state, now, cost, quota);
+      },
+      peek: (state, now, cost, quota) => inner.peek(state, now, cost, quota),
+      sweep: (state, now, quota) => inner.sweep(state, now, quota),
+    };
+    let now = 0;
+    const short = { threshold: 1, windowSeconds: 1 };
+    let tier: QuotaOptions | undefined = short;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 10, strategy: flaky, clock: () => now, limitFor: () => tier });
+    expect(() => limiter.allowRequestSync('k')).toThrow('boom');
+    tier = undefined; // the default, 1 per 10 s, from now on
+    expect(limiter.allowRequestSync('k').allowed).toBe(true);
+    now = 2_000;
+    expect(limiter.cleanUp()).toBe(0); // its window (10 s) is still live
+    expect(limiter.allowRequestSync('k').allowed).toBe(false);
   });
 });
