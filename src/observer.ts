@@ -36,7 +36,8 @@ export interface RateLimiterStats {
   readonly keys: number;
   /**
    * Completed sweeps: each `cleanUp()` call that returned, and each full pass of the automatic
-   * sweep (see `sweepIntervalSeconds`; a pass runs in slices).
+   * sweep (see `sweepIntervalSeconds`; a pass runs in slices). Always 0 with a store: the limiter
+   * keeps no key to sweep.
    */
   readonly sweeps: number;
   /**

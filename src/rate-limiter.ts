@@ -292,7 +292,8 @@ export class RateLimiter<State = unknown> {
    *
    * Runs synchronously over all keys: O(number of keys).
    *
-   * @returns how many keys were dropped (always 0 with a store).
+   * @returns how many keys were dropped (always 0 with a store, for which nothing is swept: no
+   *   sweep is counted or published).
    * @throws a `RangeError` if the clock returns a value that is not finite (nothing dropped).
    */
   cleanUp(): number {
@@ -351,7 +352,7 @@ export class RateLimiter<State = unknown> {
    * - `'decision'`: `(key, result, cost)`, after each decision counted in {@link stats}, in the
    *   order of the decisions of a key, synchronously, before the caller gets the result;
    * - `'sweep'`: `({ dropped, automatic, keys })`, after each `cleanUp()` and each full pass of
-   *   the automatic sweep;
+   *   the automatic sweep (never with a store, which keeps no key here);
    * - `'error'`: `(error)`, with what a `decision` or `sweep` listener threw.
    *
    * While no `decision` listener is registered, deciding costs one check of a field more; with

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkPositiveInteger, rangeError, typeError } from './errors.js';
+import { checkObject, checkPositiveInteger, isObject, rangeError, typeError } from './errors.js';
 
 /** A client of the limited resource. Only `id` is used: it is the key the limit applies to. */
 export interface User {
@@ -69,9 +69,7 @@ export function keyOf(user: unknown): string {
     if (user.length === 0) throw rangeError('user', 'a non-empty string', user);
     return user;
   }
-  if (user === null || typeof user !== 'object') {
-    throw typeError('user', 'a non-empty string or an object with a string `id`', user);
-  }
+  checkObject('user', user, 'a non-empty string or an object with a string `id`');
   const id = (user as { id?: unknown }).id;
   if (typeof id !== 'string') throw typeError('user.id', 'a non-empty string', id);
   if (id.length === 0) throw rangeError('user.id', 'a non-empty string', id);
@@ -84,9 +82,7 @@ export function keyOf(user: unknown): string {
  */
 export function costOf(options: unknown): number {
   if (options === undefined) return 1;
-  if (options === null || typeof options !== 'object') {
-    throw typeError('options', 'an object or undefined', options);
-  }
+  checkObject('options', options, 'an object or undefined');
   const cost = (options as { cost?: unknown }).cost;
   if (cost === undefined) return 1;
   return checkPositiveInteger('cost', cost);
@@ -100,11 +96,8 @@ const NO_WAIT_OPTIONS: ParsedWaitOptions = { cost: 1, signal: undefined, maxWait
  */
 export function waitOptionsOf(options: unknown): ParsedWaitOptions {
   if (options === undefined) return NO_WAIT_OPTIONS;
-  if (options === null || typeof options !== 'object') {
-    throw typeError('options', 'an object or undefined', options);
-  }
-  const o = options as { cost?: unknown; signal?: unknown; maxWaitSeconds?: unknown };
-  const cost = o.cost === undefined ? 1 : checkPositiveInteger('cost', o.cost);
+  const cost = costOf(options);
+  const o = options as { signal?: unknown; maxWaitSeconds?: unknown };
   const signal = o.signal;
   if (signal !== undefined && !isSignal(signal)) {
     throw typeError('signal', 'an AbortSignal or undefined', signal);
@@ -123,7 +116,7 @@ export function waitOptionsOf(options: unknown): ParsedWaitOptions {
 
 /** An `AbortSignal`, recognised by its shape (so a signal of another realm passes too). */
 function isSignal(value: unknown): value is AbortSignal {
-  if (value === null || typeof value !== 'object') return false;
+  if (!isObject(value)) return false;
   const s = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
   return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
 }

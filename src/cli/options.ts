@@ -140,7 +140,7 @@ export function quotaOption(threshold: string | undefined, window: string | unde
     if (!capped) throw new UsageError(message);
     const uncapped = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThreshold === undefined);
     const alternatives = `${uncapped.slice(0, -1).join(', ')} or ${uncapped.at(-1) ?? ''}`;
-    throw new UsageError(`${message} (for larger limits use \`--strategy\` ${alternatives})`);
+    throw new UsageError(`${message}; for larger limits use \`--strategy\` ${alternatives}`);
   }
 }
 

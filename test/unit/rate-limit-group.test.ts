@@ -21,7 +21,7 @@ function pair() {
   return { clock, perSecond, perTen, group };
 }
 
-describe('RateLimitGroup (synchronous strategies)', () => {
+describe('RateLimitGroup (in-memory strategies)', () => {
   it('allows only when every limit allows, and then records in each', () => {
     const { clock, perSecond, perTen, group } = pair();
     const first = group.allowRequestSync('u');

@@ -305,7 +305,7 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
     it('a threshold above the strategy maximum; the uncapped strategies accept it', () => {
       const message =
         'ratewarden: expected `--threshold` to be at most 1048576 with the sliding-window-log strategy (its maxThreshold), ' +
-        'got `2000000` (number) (for larger limits use `--strategy` sliding-window-counter, fixed-window, token-bucket or gcra)\n';
+        'got `2000000` (number); for larger limits use `--strategy` sliding-window-counter, fixed-window, token-bucket or gcra\n';
       expect(fails(['replay', '--threshold', '2000000'])).toBe(message);
       expect(fails(['replay', '--threshold', '2000000', '--strategy', 'sliding-window-log'])).toBe(message);
       expect(fails(['replay', '--threshold=9007199254740991'])).toMatch(/^ratewarden: expected `--threshold` to be at most 1048576 /);
