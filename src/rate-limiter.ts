@@ -2,8 +2,8 @@
  * `RateLimiter`, the class users call: a facade that validates its options once, builds the
  * units that do the work, and reads like a table of contents of them:
  *
- * - the options (`./rate-limiter-options.ts`), the quota ({@link createQuota}, `./quota.ts`)
- *   and the tiers (`./tiers.ts`);
+ * - the options (`./rate-limiter-options.ts`), the strategy's contract (`./strategy-shape.ts`),
+ *   the quota ({@link createQuota}, `./quota.ts`) and the tiers (`./tiers.ts`);
  * - the clock (`./clock.ts`), read once per decision, monotonic;
  * - the key table (`./key-table.ts`): per-key state, sweeping, `maxKeys`;
  * - the decider (`./decider.ts`): the one core operation, and the per-key mutex;
@@ -15,9 +15,10 @@
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
 import { checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
+import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
-import { checkSeconds, createQuota, type QuotaBounds } from './quota.js';
+import { checkSeconds, createQuota } from './quota.js';
 import type { RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
@@ -412,45 +413,4 @@ export class RateLimiter<State = unknown> {
  */
 function clockReader(time: MonotonicClock, windowMs: number): () => number {
   return () => time.read(windowMs);
-}
-
-/** What the constructor reads of a strategy or store, once (a getter is not asked twice). */
-interface StrategyShape extends QuotaBounds {
-  /** Whether it is an in-memory strategy (`createState` and `sweep`), not a store. */
-  readonly inMemory: boolean;
-  /** A store's `atomic` (`false` when absent, and for an in-memory strategy). */
-  readonly atomic: boolean;
-}
-
-/**
- * Checks that `strategy` has the shape of a {@link RateLimitStrategy} (`createState`, `consume`,
- * `peek`, `sweep`) or of a {@link RateLimitStore} (`consume`, `peek`, no `createState` or
- * `sweep`), a `name`, and valid bounds; reads each member once.
- * @throws {RateWardenTypeError} naming the member that is missing or of the wrong type.
- * @throws {RateWardenRangeError} naming `strategy.maxThreshold` (a positive safe integer) or
- *   `strategy.maxWindowSeconds` (a finite number of seconds, at least 0.001) when out of range.
- */
-function checkStrategy(strategy: unknown): StrategyShape {
-  checkObject('strategy', strategy, 'an object implementing RateLimitStrategy or RateLimitStore');
-  const s = strategy as Record<string, unknown>;
-  const inMemory = s.createState !== undefined || s.sweep !== undefined;
-  for (const method of inMemory ? (['createState', 'consume', 'peek', 'sweep'] as const) : (['consume', 'peek'] as const)) {
-    const member = s[method];
-    if (typeof member !== 'function') throw typeError(`strategy.${method}`, 'a function', member);
-  }
-  const name = s.name;
-  if (typeof name !== 'string') throw typeError('strategy.name', 'a string', name);
-  const maxThreshold = s.maxThreshold;
-  if (maxThreshold !== undefined) checkPositiveInteger('strategy.maxThreshold', maxThreshold);
-  const maxWindowSeconds = s.maxWindowSeconds;
-  if (maxWindowSeconds !== undefined) checkSeconds('strategy.maxWindowSeconds', maxWindowSeconds);
-  const atomic = inMemory ? undefined : s.atomic;
-  if (atomic !== undefined && typeof atomic !== 'boolean') throw typeError('strategy.atomic', 'a boolean or undefined', atomic);
-  return {
-    inMemory,
-    atomic: atomic === true,
-    name,
-    maxThreshold: maxThreshold as number | undefined,
-    maxWindowSeconds: maxWindowSeconds as number | undefined,
-  };
 }
