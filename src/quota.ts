@@ -16,7 +16,7 @@ import { checkObject, checkPositiveInteger, rangeError, typeError } from './erro
 export interface Quota {
   /** Requests (cost units) allowed per window: a positive safe integer (1 to 2^53 − 1). */
   readonly threshold: number;
-  /** The window in whole **milliseconds**: `windowSeconds × 1000`, rounded; at least 1. */
+  /** The window in whole **milliseconds**: `windowSeconds × 1000`; from 1 to 10^12. */
   readonly windowMs: number;
   /**
    * The window in **seconds**, as configured: results never report waits beyond it (or beyond
@@ -33,17 +33,20 @@ export interface QuotaOptions {
    */
   readonly threshold: number;
   /**
-   * The window length in **seconds**: a finite number of at least 0.001 (one millisecond);
-   * fractions are allowed (`0.5` is half a second) and rounded to the millisecond, so that the
-   * strategies' arithmetic on whole milliseconds is exact. At most the strategy's
-   * `maxWindowSeconds`, when it has one.
+   * The window length in **seconds**: a whole number of milliseconds from 0.001 (one
+   * millisecond) to 10^9 (about 31.7 years, {@link MAX_WINDOW_SECONDS}); fractions are allowed
+   * down to the millisecond (`0.5` is half a second, `1.017` is 1,017 ms; `0.0015` is refused),
+   * so that the strategies' arithmetic is exact. At most the strategy's `maxWindowSeconds`, when
+   * it has one; with the rate strategies, `threshold × windowSeconds × 1000` is also bounded
+   * (their `maxThresholdTimesWindowMs`).
    */
   readonly windowSeconds: number;
 }
 
 /**
- * What bounds a quota beyond the general rules: a strategy's `maxThreshold` and
- * `maxWindowSeconds` (any `RateLimitStrategy` or `RateLimitStore` has this shape).
+ * What bounds a quota beyond the general rules: a strategy's `maxThreshold`,
+ * `maxWindowSeconds` and `maxThresholdTimesWindowMs` (any `RateLimitStrategy` or
+ * `RateLimitStore` has this shape).
  */
 export interface QuotaBounds {
   /** The strategy's name, for messages. */
@@ -52,6 +55,8 @@ export interface QuotaBounds {
   readonly maxThreshold?: number | undefined;
   /** The longest window in seconds, if any. */
   readonly maxWindowSeconds?: number | undefined;
+  /** The largest `threshold × windowMs`, if any (the rate strategies: 2^42). */
+  readonly maxThresholdTimesWindowMs?: number | undefined;
 }
 
 /** The names under which errors report the two fields (`--threshold` in the replay command). */
@@ -66,17 +71,33 @@ const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSecond
 export const MIN_SECONDS = 0.001;
 
 /**
+ * The longest window of any quota: 10^9 seconds (about 31.7 years). Longer windows are refused:
+ * the strategies compare clock differences with the window, exactly while they stay below
+ * 2^43 ms, and results must stay in their documented ranges.
+ */
+export const MAX_WINDOW_SECONDS = 1e9;
+
+/**
+ * The largest `threshold × windowMs` of the rate strategies (the sliding-window counter, the
+ * token bucket and GCRA): 2^42, so that their state, counted in `1 / (1024 × windowMs)` tokens
+ * or `1 / (1024 × threshold)` ms, stays an integer below 2^52 and every step is exact. About a
+ * million requests per hour, or 4.3 million per second.
+ */
+export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;
+
+/**
  * Builds a validated, frozen {@link Quota}.
  *
  * @param options - `threshold` and `windowSeconds` ({@link QuotaOptions}).
  * @param bounds - the strategy's `maxThreshold` and `maxWindowSeconds`, if it has them.
  * @param names - how errors name the two fields; default `threshold` and `windowSeconds`.
- * @returns the quota, `windowMs` rounded to the millisecond.
+ * @returns the quota, with `windowMs = windowSeconds × 1000` (an integer).
  * @throws {RateWardenTypeError} naming the field when `options` is not an object or a field is
  *   not a number.
  * @throws {RateWardenRangeError} naming the field when `threshold` is not a positive safe
- *   integer or exceeds `maxThreshold`, or `windowSeconds` is not a finite number of seconds from
- *   0.001 (with `windowSeconds × 1000` finite) up to `maxWindowSeconds`.
+ *   integer or exceeds `maxThreshold` (or `threshold × windowMs` exceeds
+ *   `maxThresholdTimesWindowMs`), or `windowSeconds` is not a whole number of milliseconds from
+ *   0.001 up to 10^9 seconds and the strategy's `maxWindowSeconds`.
  *
  * @example
  * ```ts
@@ -87,15 +108,27 @@ export const MIN_SECONDS = 0.001;
 export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
   checkObject('options', options, 'an object');
   const threshold = checkPositiveInteger(names.threshold, options.threshold);
+  const whose = `the ${bounds?.name ?? ''} strategy`;
   const maxThreshold = bounds?.maxThreshold;
   if (maxThreshold !== undefined && threshold > maxThreshold) {
-    throw rangeError(names.threshold, `at most ${maxThreshold} with the ${bounds?.name ?? ''} strategy (its maxThreshold)`, threshold);
+    throw rangeError(names.threshold, `at most ${maxThreshold} with ${whose} (its maxThreshold)`, threshold);
   }
   const maxWindow = bounds?.maxWindowSeconds;
-  const windowSeconds = checkSeconds(names.windowSeconds, options.windowSeconds, maxWindow, `the ${bounds?.name ?? ''} strategy`);
-  // The window in whole milliseconds: 1.017 s is exactly 1017 ms (not 1016.9999999999999), so
-  // that the strategies' scaled arithmetic (threshold × windowMs) stays in integers.
-  return Object.freeze({ threshold, windowMs: Math.round(windowSeconds * 1000), windowSeconds });
+  const windowSeconds = checkSeconds(names.windowSeconds, options.windowSeconds, maxWindow === undefined || maxWindow > MAX_WINDOW_SECONDS ? MAX_WINDOW_SECONDS : maxWindow, maxWindow === undefined ? undefined : whose);
+  // The window in whole milliseconds: 1.017 s is exactly 1017 ms (not 1016.9999999999999).
+  const windowMs = Math.round(windowSeconds * 1000);
+  if (windowMs / 1000 !== windowSeconds) {
+    throw rangeError(names.windowSeconds, 'a whole number of milliseconds (a multiple of 0.001 seconds)', windowSeconds);
+  }
+  const maxProduct = bounds?.maxThresholdTimesWindowMs;
+  if (maxProduct !== undefined && threshold * windowMs > maxProduct) {
+    throw rangeError(
+      names.threshold,
+      `at most ${Math.floor(maxProduct / windowMs)} for a window of ${windowSeconds} seconds with ${whose} (threshold × window in ms at most its maxThresholdTimesWindowMs, ${maxProduct})`,
+      threshold,
+    );
+  }
+  return Object.freeze({ threshold, windowMs, windowSeconds });
 }
 
 /**

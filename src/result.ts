@@ -23,6 +23,12 @@ export interface RateLimitResult {
    * finite number in `(0, windowSeconds]` when rejected for now (`(0, 2 × windowSeconds]` with
    * the sliding-window counter), and `Infinity` when it can never be allowed because its cost is
    * greater than `limit` (waiting will not help). Rounded up to the microsecond.
+   *
+   * **Waiting it is enough:** a caller who read its clock at `t` (the reading this decision
+   * used) and asks again at `t + retryAfter × 1000` ms, computed in floating point, is allowed
+   * then, if nothing else was recorded for the key meanwhile. With a fractional or very large
+   * clock reading, that can take a few units in the last place more than the exact wait; the
+   * value then exceeds the maximum above by at most that.
    */
   readonly retryAfter: number;
   /** The limit that applied: requests (cost units) allowed per window. */
@@ -42,9 +48,26 @@ export interface RateLimitResult {
 }
 
 /**
- * @internal Builds a {@link RateLimitResult} from milliseconds. Every strategy builds its results
- * here, so that all results share one object shape (call sites stay monomorphic) and one
- * conversion to seconds.
+ * @internal Builds a {@link RateLimitResult}. Every strategy builds its results here or with
+ * {@link result}, so that all results share one object shape (call sites stay monomorphic).
+ *
+ * @param retryAfter - seconds: `0` when allowed, else from `retryAfterSeconds`
+ *   (`strategies/time.ts`), or `Infinity`.
+ * @param resetAfterMs - milliseconds until the key's state is fully clear.
+ */
+export function outcome(
+  allowed: boolean,
+  remaining: number,
+  retryAfter: number,
+  limit: number,
+  resetAfterMs: number,
+): RateLimitResult {
+  return { allowed, remaining, retryAfter, limit, resetAfter: resetAfterMs / 1000 };
+}
+
+/**
+ * @internal Builds a {@link RateLimitResult} from milliseconds computed elsewhere (a Redis
+ * script's reply), with one conversion to seconds.
  *
  * `retryAfter` is rounded **up** to the microsecond, so that a caller who waits exactly that long
  * is not turned away by a rounding step (with a fractional clock, `oldest + window − now` can

@@ -48,6 +48,13 @@ export interface RateLimitStore {
    */
   readonly maxWindowSeconds?: number;
   /**
+   * The largest `threshold × windowMs` (the window in **milliseconds**) the strategy supports,
+   * when it has one: the rate strategies keep their state in integers scaled by both. Checked by
+   * `createQuota` for the limiter's quota and every tier.
+   * @default no bound
+   */
+  readonly maxThresholdTimesWindowMs?: number;
+  /**
    * Decides one request of `cost` units for `key` at `nowMs` and, only when it is allowed,
    * records it.
    *

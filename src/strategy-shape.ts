@@ -21,8 +21,9 @@ export interface StrategyShape extends QuotaBounds {
  * `peek`, `sweep`) or of a `RateLimitStore` (`consume`, `peek`, no `createState` or
  * `sweep`), a `name`, and valid bounds; reads each member once.
  * @throws {RateWardenTypeError} naming the member that is missing or of the wrong type.
- * @throws {RateWardenRangeError} naming `strategy.maxThreshold` (a positive safe integer) or
- *   `strategy.maxWindowSeconds` (a finite number of seconds, at least 0.001) when out of range.
+ * @throws {RateWardenRangeError} naming `strategy.maxThreshold` or
+ *   `strategy.maxThresholdTimesWindowMs` (positive safe integers) or `strategy.maxWindowSeconds`
+ *   (a finite number of seconds, at least 0.001) when out of range.
  */
 export function checkStrategy(strategy: unknown): StrategyShape {
   checkObject('strategy', strategy, 'an object implementing RateLimitStrategy or RateLimitStore');
@@ -38,6 +39,8 @@ export function checkStrategy(strategy: unknown): StrategyShape {
   if (maxThreshold !== undefined) checkPositiveInteger('strategy.maxThreshold', maxThreshold);
   const maxWindowSeconds = s.maxWindowSeconds;
   if (maxWindowSeconds !== undefined) checkSeconds('strategy.maxWindowSeconds', maxWindowSeconds);
+  const maxProduct = s.maxThresholdTimesWindowMs;
+  if (maxProduct !== undefined) checkPositiveInteger('strategy.maxThresholdTimesWindowMs', maxProduct);
   const atomic = inMemory ? undefined : s.atomic;
   if (atomic !== undefined && typeof atomic !== 'boolean') throw typeError('strategy.atomic', 'a boolean or undefined', atomic);
   return {
@@ -46,5 +49,6 @@ export function checkStrategy(strategy: unknown): StrategyShape {
     name,
     maxThreshold: maxThreshold as number | undefined,
     maxWindowSeconds: maxWindowSeconds as number | undefined,
+    maxThresholdTimesWindowMs: maxProduct as number | undefined,
   };
 }

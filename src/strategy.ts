@@ -46,6 +46,13 @@ export interface RateLimitStrategy<State = unknown> {
    */
   readonly maxWindowSeconds?: number;
   /**
+   * The largest `threshold × windowMs` (the window in **milliseconds**) the strategy supports,
+   * when it has one: the rate strategies keep their state in integers scaled by both. Checked by
+   * `createQuota` for the limiter's quota and every tier.
+   * @default no bound
+   */
+  readonly maxThresholdTimesWindowMs?: number;
+  /**
    * Creates the empty state of a key seen for the first time (or again after being forgotten).
    * The limiter keeps it only once a request on it has been allowed.
    *

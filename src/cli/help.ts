@@ -46,8 +46,8 @@ Arguments:
 Options:
   --threshold N       requests allowed per window and client, a positive integer
                       (default ${REPLAY_DEFAULTS.threshold})
-  --window SECONDS    the window length in seconds, at least 0.001; fractions
-                      allowed (default ${REPLAY_DEFAULTS.windowSeconds})
+  --window SECONDS    the window length in seconds, from 0.001 to 1e9; fractions
+                      down to the millisecond (default ${REPLAY_DEFAULTS.windowSeconds})
   --strategy NAME     the algorithm (default ${REPLAY_DEFAULTS.strategy}):
 ${STRATEGY_NAMES.map((name) => `    ${name.padEnd(24)}${STRATEGY_HELP[name]}`).join('\n')}
   --top N             how many of the most-limited clients to list, an integer

@@ -71,7 +71,7 @@ function parseArgsStrict(args: readonly string[]) {
 const EXPECTED: Record<string, string> = {
   '--threshold': 'a positive safe integer',
   '--top': 'a non-negative integer',
-  '--window': 'a finite number of seconds, at least 0.001',
+  '--window': 'a whole number of milliseconds in seconds, from 0.001 to 1000000000',
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
 };
 

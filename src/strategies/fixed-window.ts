@@ -1,11 +1,12 @@
-import { result } from '../result.js';
+import { outcome } from '../result.js';
+import { onGrid, retryAfterSeconds } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
 
 /** The per-key state of {@link FixedWindow}: when the key's current window started, and its count. */
 export class FixedWindowState {
-  /** Start of the current window, in milliseconds on the limiter's clock. */
+  /** Start of the current window, in milliseconds on the limiter's clock (on the 2^-10 ms grid). */
   start = 0;
   /** Units allowed in the current window. */
   count = 0;
@@ -30,6 +31,9 @@ export class FixedWindowState {
  *
  * **Clock going backwards:** a reading before the key's window start counts as that start.
  *
+ * **Exactness:** readings are taken on a grid of 2^-10 ms and compared as differences
+ * (`now − start >= window`), exact for any reading (see `strategies/time.ts`).
+ *
  * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */
 export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
@@ -53,7 +57,7 @@ export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
 
   /** Says whether the key's window has ended (or it never counted anything). */
   sweep(state: FixedWindowState, nowMs: number, quota: Quota): boolean {
-    return state.count === 0 || state.start + quota.windowMs <= nowMs;
+    return state.count === 0 || onGrid(nowMs) - state.start >= quota.windowMs;
   }
 }
 
@@ -64,22 +68,24 @@ function decide(state: FixedWindowState, nowMs: number, cost: number, quota: Quo
   const windowMs = quota.windowMs;
   let start = state.start;
   let count = state.count;
-  let now = nowMs;
-  if (count === 0 || start + windowMs <= now) {
+  let now = onGrid(nowMs);
+  let reading = nowMs;
+  if (count === 0 || now - start >= windowMs) {
     // A new window, starting now (written only if this request is allowed).
     start = now;
     count = 0;
   } else if (now < start) {
-    now = start;
+    reading = now = start;
   }
-  const end = start + windowMs - now;
-  if (count + cost <= threshold) {
-    if (!record) return result(true, threshold - count, 0, threshold, count === 0 ? 0 : end, quota.windowSeconds);
+  const end = windowMs - (now - start); // ms until the window ends, in (0, windowMs]
+  if (cost <= threshold - count) {
+    if (!record) return outcome(true, threshold - count, 0, threshold, count === 0 ? 0 : end);
     state.start = start;
     state.count = count + cost;
-    return result(true, threshold - count - cost, 0, threshold, end, quota.windowSeconds);
+    return outcome(true, threshold - count - cost, 0, threshold, end);
   }
   const remaining = count >= threshold ? 0 : threshold - count;
   const resetAfter = count === 0 ? 0 : end;
-  return result(false, remaining, cost > threshold ? Infinity : end, threshold, resetAfter, quota.windowSeconds);
+  const retryAfter = cost > threshold ? Infinity : retryAfterSeconds(reading, now, end, quota.windowSeconds);
+  return outcome(false, remaining, retryAfter, threshold, resetAfter);
 }

@@ -1,25 +1,33 @@
-import { result } from '../result.js';
+import { outcome } from '../result.js';
+import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
 
 /**
- * The per-key state of {@link GCRA}: the theoretical arrival time (TAT), stored scaled by the
- * threshold (`TAT × threshold`, in units of `1 / threshold` ms) so that each emission interval
- * `window / threshold` adds exactly `windowMs` units.
+ * The per-key state of {@link GCRA}: the theoretical arrival time (TAT), kept as how far it was
+ * ahead of the time {@link at} of the key's last decision — its **debt**, in units of
+ * `1 / (1024 × threshold)` ms (a tick of the 2^-10 ms grid divided by the threshold), so that
+ * each request adds exactly `cost × 1024 × windowMs` units and each tick repays exactly
+ * `threshold`: integer arithmetic, whatever the size of the clock readings.
  */
 export class GCRAState {
-  /** TAT × `quota.threshold`. */
-  tat: number;
-  /** The quota {@link tat} was computed under (a key whose tier changes is converted). */
+  /** The time (ms on the 2^-10 ms grid) the debt was computed at; `-Infinity` for a new key. */
+  at: number;
+  /** TAT − {@link at}, in units of `1 / (1024 × quota.threshold)` ms: an integer in `[0, 1024 × threshold × windowMs]`. */
+  debt: number;
+  /** The quota {@link debt} was computed under (a key whose tier changes is converted). */
   quota: Quota;
 
   /**
-   * @param tat - the theoretical arrival time × `quota.threshold` (`-Infinity` for a new key).
-   * @param quota - the quota `tat` was computed under.
+   * @param at - when `debt` was computed, in ms on the grid (`-Infinity` for a new key).
+   * @param debt - TAT − `at` in units of `1 / (1024 × quota.threshold)` ms.
+   * @param quota - the quota `debt` was computed under.
    */
-  constructor(tat: number, quota: Quota) {
-    this.tat = tat;
+  constructor(at: number, debt: number, quota: Quota) {
+    this.at = at;
+    this.debt = debt;
     this.quota = quota;
   }
 }
@@ -43,12 +51,15 @@ export class GCRAState {
  * `Map` entry, measured on Node 20 (`npm run bench:memory`), whatever the threshold.
  * **Cost per decision:** O(1).
  *
- * **Arithmetic:** times are scaled by `threshold`, so that every step is a whole `windowMs` and
- * no rounding drift accumulates: exact for integer-millisecond clocks while
- * `now × threshold < 2^53` and `threshold × windowMs < 2^52`.
+ * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
+ * are used (see `strategies/time.ts`); the state is the TAT's lead over the last decision, in
+ * units of `1 / (1024 × threshold)` ms, so every step is integer arithmetic below 2^53 — for
+ * epoch-time and fractional readings alike. That needs `threshold × windowMs <= 2^42`
+ * ({@link GCRA.maxThresholdTimesWindowMs}: a million per hour, 4.3 million per second), checked
+ * when the quota is built.
  *
- * **Clock going backwards:** `now` is taken as at least `TAT − window`, the earliest reading
- * consistent with the state, so `retryAfter` never exceeds `window`.
+ * **Clock going backwards:** a reading before the key's last decision counts as that decision's
+ * time, so `retryAfter` never exceeds `window`.
  *
  * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), the virtual scheduling
  * form of the GCRA; the algorithm of Rust's `governor` crate and of `redis-cell`.
@@ -58,10 +69,15 @@ export class GCRAState {
 export class GCRA implements RateLimitStrategy<GCRAState> {
   /** `"gcra"`. */
   readonly name = 'gcra';
+  /**
+   * 2^42: the largest `threshold × windowMs` (the window in milliseconds), so that the state's
+   * integer arithmetic stays exact (below 2^53 with the 1024 grid points per millisecond).
+   */
+  readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
-  /** A TAT in the past: a full burst is available. */
+  /** No debt: a full burst is available. */
   createState(quota: Quota): GCRAState {
-    return new GCRAState(-Infinity, quota);
+    return new GCRAState(-Infinity, 0, quota);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
@@ -76,59 +92,59 @@ export class GCRA implements RateLimitStrategy<GCRAState> {
 
   /** Says whether the TAT has passed (a full burst is available: the key decides as new). */
   sweep(state: GCRAState, nowMs: number): boolean {
-    return state.tat / state.quota.threshold <= nowMs;
+    return debtAt(state, onGrid(nowMs)) === 0;
   }
 }
 
 function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
   const threshold = quota.threshold;
-  const windowMs = quota.windowMs;
-  const span = threshold * windowMs; // the window, scaled
-  const now = nowMs * threshold;
-  const tat = tatUnder(state, nowMs, quota, span);
+  const perRequest = TICKS_PER_MS * quota.windowMs; // units per request: T = window / threshold
+  const span = threshold * perRequest; // the window, in units: at most 2^52
+  let now = onGrid(nowMs);
+  let reading = nowMs;
+  if (now < state.at) reading = now = state.at;
+  let debt = debtAt(state, now);
   if (state.quota !== quota) {
-    // The key's quota changed: the new one applies from now on, whatever this decision.
-    state.tat = tat;
-    state.quota = quota;
-  }
-  // The debt: how far the TAT is ahead of now (0 when it has passed; `-Infinity` for a new key).
-  // Working on the debt rather than on `tat + c × T − now` keeps a new key's first request exact
-  // with a fractional clock. A debt beyond the window means the clock went back: `now` is then
-  // taken as `tat − span`, the earliest reading consistent with the state.
-  let debt = tat - now;
-  let from = now;
-  if (debt > span) {
-    debt = span;
-    from = tat - span;
-  } else if (!(debt > 0)) {
-    debt = 0;
-  }
-  const needed = debt + cost * windowMs;
-  if (needed <= span) {
+    // A tier change: the debt keeps its share of the window (rounded up to a unit).
+    debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span);
+    if (debt > span) debt = span;
     if (record) {
-      state.tat = from + needed;
+      // The new quota applies from now on, whatever this decision.
+      state.at = now;
+      state.debt = debt;
       state.quota = quota;
     }
-    const used = record ? needed : debt;
-    return result(true, Math.floor((span - used) / windowMs), 0, threshold, used / threshold, quota.windowSeconds);
   }
-  const remaining = Math.floor((span - debt) / windowMs);
-  const resetAfter = debt / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
-  return result(false, remaining, (needed - span) / threshold, threshold, resetAfter, quota.windowSeconds);
+  if (cost <= threshold) {
+    const needed = debt + cost * perRequest; // at most 2 × 2^52: exact
+    if (needed <= span) {
+      if (record) {
+        state.at = now;
+        state.debt = needed;
+        state.quota = quota;
+      }
+      const used = record ? needed : debt;
+      return outcome(true, Math.floor((span - used) / perRequest), 0, threshold, used / threshold / TICKS_PER_MS);
+    }
+  }
+  const remaining = Math.floor((span - debt) / perRequest);
+  const resetAfter = debt / threshold / TICKS_PER_MS;
+  if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
+  // Allowed once `debt + cost × T − elapsed` fits in the window: the excess, repaid at
+  // `threshold` units per tick.
+  const waitMs = ticksToRepay(debt + cost * perRequest - span, threshold) / TICKS_PER_MS;
+  return outcome(false, remaining, retryAfterSeconds(reading, now, waitMs, quota.windowSeconds), threshold, resetAfter);
 }
 
 /**
- * The state's TAT scaled under `quota`. A key whose quota changed (a tier change) keeps the
- * fraction of its burst that is used up: its debt (how far the TAT is ahead of now) as a share of
- * the old window becomes the same share of the new one.
+ * The debt at `now` (on the grid, not before `state.at`) under the state's own quota: the debt
+ * at `state.at`, less `threshold` units per tick since, and never below 0.
  */
-function tatUnder(state: GCRAState, nowMs: number, quota: Quota, span: number): number {
+function debtAt(state: GCRAState, now: number): number {
   const old = state.quota;
-  if (old.threshold === quota.threshold && old.windowMs === quota.windowMs) return state.tat;
-  if (state.tat === -Infinity) return -Infinity;
-  const oldSpan = old.threshold * old.windowMs;
-  const oldDebt = state.tat - nowMs * old.threshold;
-  const share = oldDebt <= 0 ? 0 : oldDebt >= oldSpan ? 1 : oldDebt / oldSpan;
-  return nowMs * quota.threshold + share * span;
+  const elapsed = now - state.at; // exact on the grid; Infinity for a new key
+  if (!(elapsed < old.windowMs)) return 0; // a whole window repays any debt
+  if (elapsed <= 0) return state.debt;
+  const debt = state.debt - elapsed * TICKS_PER_MS * old.threshold; // < 2^52: exact
+  return debt > 0 ? debt : 0;
 }

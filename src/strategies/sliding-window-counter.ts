@@ -1,15 +1,21 @@
-import { result } from '../result.js';
+import { outcome } from '../result.js';
+import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
 
 /**
- * The per-key state of {@link SlidingWindowCounter}: the start of the key's current fixed window
- * and the counts of that window and of the one before it.
+ * The per-key state of {@link SlidingWindowCounter}: where the key's grid of windows is anchored,
+ * which window is current, and the counts of that window and of the one before it. The current
+ * window starts at `anchor + index × windowMs`; it is kept as the pair, never summed, so that
+ * the arithmetic stays exact at any clock reading.
  */
 export class SlidingWindowCounterState {
-  /** Start of the current window, in milliseconds on the limiter's clock. */
-  start = 0;
+  /** Start of the key's first window, in milliseconds on the limiter's clock (on the 2^-10 ms grid). */
+  anchor = 0;
+  /** The current window's number, counted from {@link anchor}: a non-negative integer. */
+  index = 0;
   /** Units allowed in the current window. */
   current = 0;
   /** Units allowed in the previous window (0 if it was not the one just before). */
@@ -42,9 +48,11 @@ export class SlidingWindowCounterState {
  * log when thresholds are large (thousands per window) and an estimate is acceptable.
  * **Cost per decision:** O(1).
  *
- * **Arithmetic:** the comparison is done as `previous × (window − elapsed) + (current + c) ×
- * window <= threshold × window`, exact for integer millisecond times while
- * `threshold × windowMs < 2^52`.
+ * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
+ * are used (see `strategies/time.ts`); the comparison is done in integers as
+ * `previous × left + (current + c) × 1024 × window <= threshold × 1024 × window`, with `left`
+ * the ticks left in the current window. That needs `threshold × windowMs <= 2^42`
+ * ({@link SlidingWindowCounter.maxThresholdTimesWindowMs}), checked when the quota is built.
  *
  * **Clock going backwards:** a reading before the key's window start counts as that start.
  *
@@ -56,6 +64,12 @@ export class SlidingWindowCounterState {
 export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCounterState> {
   /** `"sliding-window-counter"`. */
   readonly name = 'sliding-window-counter';
+  /**
+   * 2^42: the largest `threshold × windowMs` (the window in milliseconds), so that the
+   * estimate's integer arithmetic stays exact (below 2^53 with the 1024 grid points per
+   * millisecond).
+   */
+  readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
   /** An empty state: the first window starts at the key's first allowed request. */
   createState(): SlidingWindowCounterState {
@@ -75,8 +89,8 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
   /** Says whether both counted windows are over (the estimate is 0 from now on). */
   sweep(state: SlidingWindowCounterState, nowMs: number, quota: Quota): boolean {
     if (state.current === 0 && state.previous === 0) return true;
-    const ends = state.start + (state.current === 0 ? 1 : 2) * quota.windowMs;
-    return ends <= nowMs;
+    const into = onGrid(nowMs) - state.anchor - state.index * quota.windowMs;
+    return into >= (state.current === 0 ? 1 : 2) * quota.windowMs;
   }
 }
 
@@ -91,70 +105,92 @@ function decide(
 ): RateLimitResult {
   const threshold = quota.threshold;
   const windowMs = quota.windowMs;
-  let start = state.start;
+  const perWindow = TICKS_PER_MS * windowMs; // ticks per window
+  let anchor = state.anchor;
+  let index = state.index;
   let current = state.current;
   let previous = state.previous;
-  let now = nowMs;
+  let now = onGrid(nowMs);
+  let reading = nowMs;
+  // Time into the current window (a difference, exact on the grid).
+  let into = 0;
   if (current === 0 && previous === 0) {
-    // Nothing counted: a new window starts now (written only if this request is allowed).
-    start = now;
-  } else if (now < start) {
-    now = start;
-  } else if (start + windowMs <= now) {
-    // Roll forward: the current window becomes the previous one if it is the one just before.
-    const windows = Math.floor((now - start) / windowMs);
-    current = 0;
-    if (windows === 1) {
-      previous = state.current;
-      start += windowMs;
-    } else {
-      // Both windows are over: start afresh now, so that a key swept by cleanUp() decides
-      // exactly as if it had been kept.
-      previous = 0;
-      start = now;
+    // Nothing counted: a new grid of windows starts now (written only if this request is allowed).
+    anchor = now;
+    index = 0;
+  } else {
+    into = now - anchor - index * windowMs;
+    if (into < 0) {
+      // The clock went back before the window's start: the start it is.
+      reading = now = anchor + index * windowMs;
+      into = 0;
+    } else if (into >= windowMs) {
+      current = 0;
+      if (into < 2 * windowMs) {
+        // Roll forward: the current window becomes the previous one.
+        previous = state.current;
+        index++;
+        into -= windowMs;
+      } else {
+        // Both windows are over: start afresh now, so that a key swept by cleanUp() decides
+        // exactly as if it had been kept.
+        previous = 0;
+        anchor = now;
+        index = 0;
+        into = 0;
+      }
     }
   }
-  const elapsed = now - start;
-  const left = windowMs - elapsed; // in (0, windowMs]
-  const limitScaled = threshold * windowMs;
-  // The estimate, scaled by windowMs: previous × left + current × windowMs.
-  const used = previous * left + current * windowMs;
-  if (used + cost * windowMs <= limitScaled && cost <= threshold) {
-    const after = record ? used + cost * windowMs : used;
+  const left = perWindow - into * TICKS_PER_MS; // ticks left in the window, in (0, perWindow]
+  const limit = threshold * perWindow;
+  // The estimate, in ticks × units: previous × left + current × perWindow (at most 2^53).
+  const used = previous * left + current * perWindow;
+  const free = limit - used;
+  if (cost <= threshold && cost * perWindow <= free) {
     if (record) {
-      state.start = start;
+      state.anchor = anchor;
+      state.index = index;
       state.current = current + cost;
       state.previous = previous;
     }
     const counted = record ? current + cost : current;
-    return result(true, remainingOf(limitScaled - after, windowMs, threshold), 0, threshold, resetOf(counted, previous, left, windowMs), 2 * quota.windowSeconds);
+    const after = record ? free - cost * perWindow : free;
+    return outcome(true, remainingOf(after, perWindow, threshold), 0, threshold, resetOf(counted, previous, left, perWindow));
   }
-  const remaining = remainingOf(limitScaled - used, windowMs, threshold);
-  const resetAfter = resetOf(current, previous, left, windowMs);
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, 2 * quota.windowSeconds);
-  let wait: number;
+  const remaining = remainingOf(free, perWindow, threshold);
+  const resetAfter = resetOf(current, previous, left, perWindow);
+  if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
+  let wait: number; // ticks
   if (current + cost <= threshold) {
-    // Within this window, once previous × left' <= (threshold − current − cost) × windowMs.
-    const leftAllowed = ((threshold - current - cost) * windowMs) / previous;
-    wait = left - leftAllowed;
+    // Within this window, once previous × left' <= (threshold − current − cost) × perWindow.
+    wait = left - quotientFloor((threshold - current - cost) * perWindow, previous);
   } else {
-    // In the next window, where previous' = current and current' = 0:
-    // current × left' <= (threshold − cost) × windowMs.
-    const leftAllowed = ((threshold - cost) * windowMs) / current;
-    wait = left + (leftAllowed >= windowMs ? 0 : windowMs - leftAllowed);
+    // In the next window, where previous' = current and current' = 0, once
+    // current × left' <= (threshold − cost) × perWindow.
+    const leftAllowed = quotientFloor((threshold - cost) * perWindow, current);
+    wait = left + (leftAllowed >= perWindow ? 0 : perWindow - leftAllowed);
   }
-  return result(false, remaining, wait, threshold, resetAfter, 2 * quota.windowSeconds);
+  const retryAfter = retryAfterSeconds(reading, now, wait / TICKS_PER_MS, 2 * quota.windowSeconds);
+  return outcome(false, remaining, retryAfter, threshold, resetAfter);
 }
 
-/** Whole units left: floor(free / windowMs), clamped to [0, threshold]. */
-function remainingOf(freeScaled: number, windowMs: number, threshold: number): number {
-  if (freeScaled <= 0) return 0;
-  const units = Math.floor(freeScaled / windowMs);
+/** `floor(a / b)` for non-negative integers `a < 2^53` and `b > 0`, exactly. */
+function quotientFloor(a: number, b: number): number {
+  let q = Math.floor(a / b);
+  if (q * b > a) q--;
+  else if ((q + 1) * b <= a) q++;
+  return q;
+}
+
+/** Whole units left: floor(free / perWindow), clamped to [0, threshold]. */
+function remainingOf(free: number, perWindow: number, threshold: number): number {
+  if (free <= 0) return 0;
+  const units = Math.floor(free / perWindow);
   return units > threshold ? threshold : units;
 }
 
 /** Milliseconds until the estimate is 0: the end of the next window if `current` counts. */
-function resetOf(current: number, previous: number, left: number, windowMs: number): number {
-  if (current > 0) return left + windowMs;
-  return previous > 0 ? left : 0;
+function resetOf(current: number, previous: number, left: number, perWindow: number): number {
+  if (current > 0) return (left + perWindow) / TICKS_PER_MS;
+  return previous > 0 ? left / TICKS_PER_MS : 0;
 }

@@ -1,4 +1,5 @@
-import { result } from '../result.js';
+import { outcome } from '../result.js';
+import { onGrid, retryAfterSeconds } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -9,7 +10,7 @@ const MAX_THRESHOLD = 1 << 20;
 const INITIAL_CAPACITY = 4;
 
 /**
- * The per-key state of {@link SlidingWindowLog}: the timestamps (milliseconds) of the allowed
+ * The per-key state of {@link SlidingWindowLog}: the timestamps (milliseconds, on the 2^-10 ms grid) of the allowed
  * requests still in the window, oldest first, in a ring buffer.
  *
  * The ring is a plain array of numbers, which V8 stores as unboxed doubles: 8 bytes per
@@ -46,7 +47,7 @@ const EMPTY = new SlidingWindowLogState(1);
  * The exact **sliding-window log**: per key, the timestamps of the allowed requests.
  *
  * A request of cost `c` at time `now` (milliseconds):
- * 1. evicts the timestamps `t` with `t <= now - window` (computed as `t + window <= now`);
+ * 1. evicts the timestamps `t` with `t <= now - window` (computed as `now − t >= window`, on the 2^-10 ms grid);
  * 2. is allowed when `live + c <= threshold`, where `live` is the number of timestamps left; it is
  *    then recorded as `c` copies of `now`, and `remaining = threshold - live - c`;
  * 3. is otherwise rejected, recording nothing, with
@@ -65,8 +66,10 @@ const EMPTY = new SlidingWindowLogState(1);
  * its newest timestamp as that timestamp, so it stays sorted and `retryAfter` never exceeds the
  * window.
  *
- * **Exactness.** Exact up to the floating-point rounding of `t + windowMs` (a relative 1e-16):
- * with integer-millisecond clocks and windows, exact.
+ * **Exactness.** Readings are taken on a grid of 2^-10 ms and compared as differences
+ * (`now − t >= window`), which are exact on that grid for any reading, epoch times and
+ * fractional `performance.now()` readings included (see `strategies/time.ts`): the log is exact,
+ * with no rounding step, and a refused caller who waits `retryAfter` is allowed.
  *
  * **Cost.** Eviction and recording are O(1) amortized per cost unit: a ring buffer, never
  * `Array.prototype.shift`. Every decision (and `peek`) drops the entries that have expired, so
@@ -132,7 +135,8 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
     let first = state.head;
     let live = state.count;
     const windowMs = quota.windowMs;
-    while (live > 0 && (times[first] as number) + windowMs <= nowMs) {
+    const now = onGrid(nowMs);
+    while (live > 0 && now - (times[first] as number) >= windowMs) {
       live--;
       if (++first === capacity) first = 0;
     }
@@ -164,7 +168,8 @@ function decide(
   let capacity = times.length;
   const head = state.head;
   const count = state.count;
-  let now = nowMs;
+  let now = onGrid(nowMs);
+  let reading = nowMs;
   // `first` ends at the oldest live entry; `live` counts the entries from there on.
   let first = head;
   let live = count;
@@ -173,8 +178,9 @@ function decide(
     let newestIndex = head + count - 1;
     if (newestIndex >= capacity) newestIndex -= capacity;
     newest = times[newestIndex] as number;
-    if (now < newest) now = newest;
-    while (live > 0 && (times[first] as number) + windowMs <= now) {
+    if (now < newest) reading = now = newest;
+    // Expired: `t <= now − window`, compared as a difference (exact on the grid).
+    while (live > 0 && now - (times[first] as number) >= windowMs) {
       live--;
       if (++first === capacity) first = 0;
     }
@@ -187,10 +193,9 @@ function decide(
     state.count = live;
   }
 
-  if (live + cost <= threshold) {
+  if (cost <= threshold - live) {
     if (!record) {
-      const resetAfter = live === 0 ? 0 : newest + windowMs - now;
-      return result(true, threshold - live, 0, threshold, resetAfter, quota.windowSeconds);
+      return outcome(true, threshold - live, 0, threshold, live === 0 ? 0 : windowMs - (now - newest));
     }
     const total = live + cost;
     if (total > capacity) {
@@ -206,21 +211,19 @@ function decide(
     }
     state.head = first;
     state.count = total;
-    return result(true, threshold - total, 0, threshold, windowMs, quota.windowSeconds);
+    return outcome(true, threshold - total, 0, threshold, windowMs);
   }
 
   // Rejected: nothing changes. With a threshold lowered below what the log holds (a key whose
   // quota changed), `live` may exceed `threshold`; `remaining` is then 0.
   const remaining = live >= threshold ? 0 : threshold - live;
-  const resetAfter = live === 0 ? 0 : newest + windowMs - now;
-  if (cost > threshold) {
-    return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
-  }
+  const resetAfter = live === 0 ? 0 : windowMs - (now - newest);
+  if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
   // The request fits once the k oldest live entries have expired.
   let index = first + (live + cost - threshold) - 1;
   if (index >= capacity) index -= capacity;
-  const retryAfter = (times[index] as number) + windowMs - now;
-  return result(false, remaining, retryAfter, threshold, resetAfter, quota.windowSeconds);
+  const waitMs = windowMs - (now - (times[index] as number));
+  return outcome(false, remaining, retryAfterSeconds(reading, now, waitMs, quota.windowSeconds), threshold, resetAfter);
 }
 
 /**

@@ -1,23 +1,25 @@
-import { result } from '../result.js';
+import { outcome } from '../result.js';
+import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
 
 /**
  * The per-key state of {@link TokenBucket}: the tokens in the bucket at the last refill, and when
- * that was. Tokens are stored scaled by the window in milliseconds (`tokens × windowMs`), so that
- * a refill of `elapsed × threshold` is exact integer arithmetic for integer-millisecond clocks.
+ * that was. Tokens are counted in units of `1 / (1024 × windowMs)` token, so that a refill of
+ * `threshold` units per tick of the 2^-10 ms grid is exact integer arithmetic.
  */
 export class TokenBucketState {
-  /** Tokens × `quota.windowMs`, at time {@link last}. */
+  /** Tokens × 1024 × `quota.windowMs` at time {@link last}: an integer in `[0, 1024 × threshold × windowMs]`. */
   level: number;
-  /** When {@link level} was computed, in milliseconds on the limiter's clock. */
+  /** When {@link level} was computed, in milliseconds on the limiter's clock (on the 2^-10 ms grid). */
   last: number;
   /** The quota {@link level} was computed under (a key whose tier changes is converted). */
   quota: Quota;
 
   /**
-   * @param level - tokens × `quota.windowMs`.
+   * @param level - tokens × 1024 × `quota.windowMs`.
    * @param last - when `level` was computed, in milliseconds (`-Infinity` for a new key).
    * @param quota - the quota `level` was computed under.
    */
@@ -46,11 +48,13 @@ export class TokenBucketState {
  * **Memory:** three numbers per key, whatever the threshold: 117 bytes per key with its `Map`
  * entry, measured on Node 20 (`npm run bench:memory`). **Cost per decision:** O(1).
  *
- * **Arithmetic:** tokens are scaled by `windowMs`, so refills (`elapsed × threshold`) and takes
- * (`c × windowMs`) are exact for integer-millisecond clocks while `threshold × windowMs < 2^52`;
- * no rounding drift accumulates.
+ * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
+ * are used (see `strategies/time.ts`); tokens are counted in `1 / (1024 × windowMs)` token, so
+ * refills (`threshold` per tick) and takes (`c × 1024 × windowMs`) are integers below 2^53, for
+ * epoch-time and fractional readings alike. That needs `threshold × windowMs <= 2^42`
+ * ({@link TokenBucket.maxThresholdTimesWindowMs}), checked when the quota is built.
  *
- * **Clock going backwards:** no refill until the clock passes the last refill time again.
+ * **Clock going backwards:** a reading before the last refill counts as that refill's time.
  *
  * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`. The same behaviour as
  * {@link GCRA}, which stores one number instead of two.
@@ -58,10 +62,15 @@ export class TokenBucketState {
 export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
   /** `"token-bucket"`. */
   readonly name = 'token-bucket';
+  /**
+   * 2^42: the largest `threshold × windowMs` (the window in milliseconds), so that the state's
+   * integer arithmetic stays exact (below 2^53 with the 1024 grid points per millisecond).
+   */
+  readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
   /** A full bucket (the refill time is set by the first decision). */
   createState(quota: Quota): TokenBucketState {
-    return new TokenBucketState(quota.threshold * quota.windowMs, -Infinity, quota);
+    return new TokenBucketState(fullOf(quota), -Infinity, quota);
   }
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
@@ -75,43 +84,50 @@ export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
   }
 
   /** Says whether the bucket is full at `nowMs` (the key then decides as a new one). */
-  sweep(state: TokenBucketState, nowMs: number, quota: Quota): boolean {
-    const full = quota.threshold * quota.windowMs;
-    return levelAt(state, nowMs, quota, full) >= full;
+  sweep(state: TokenBucketState, nowMs: number): boolean {
+    return levelAt(state, onGrid(nowMs)) === fullOf(state.quota);
   }
 }
 
+/** A full bucket under `quota`, in units of `1 / (1024 × windowMs)` token: at most 2^52. */
+function fullOf(quota: Quota): number {
+  return quota.threshold * TICKS_PER_MS * quota.windowMs;
+}
+
 /**
- * The bucket's level at `now` under `quota`, scaled by `quota.windowMs`. A key whose quota
- * changed (a tier change) is first refilled under its old rate up to `now`, then keeps its fill
- * fraction under the new quota.
+ * The bucket's level at `now` (on the grid) under the state's own quota: refilled by
+ * `threshold` units per tick since the last refill, up to full.
  */
-function levelAt(state: TokenBucketState, now: number, quota: Quota, full: number): number {
+function levelAt(state: TokenBucketState, now: number): number {
   const old = state.quota;
-  let level = state.level;
-  if (old.threshold === quota.threshold && old.windowMs === quota.windowMs) {
-    if (level < full && now > state.last) level += (now - state.last) * quota.threshold;
-  } else {
-    const oldFull = old.threshold * old.windowMs;
-    if (level < oldFull && now > state.last) level += (now - state.last) * old.threshold;
-    level = level >= oldFull ? full : (level / oldFull) * full;
-  }
-  return level > full ? full : level;
+  const full = fullOf(old);
+  const elapsed = now - state.last; // exact on the grid; Infinity for a new key
+  if (!(elapsed < old.windowMs)) return full; // a whole window refills any bucket
+  if (elapsed <= 0) return state.level;
+  const level = state.level + elapsed * TICKS_PER_MS * old.threshold; // < 2^53: exact
+  return level < full ? level : full;
 }
 
 function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
   const threshold = quota.threshold;
-  const windowMs = quota.windowMs;
-  const full = threshold * windowMs;
-  const now = nowMs < state.last ? state.last : nowMs;
-  const level = levelAt(state, now, quota, full);
+  const perToken = TICKS_PER_MS * quota.windowMs; // units per token
+  const full = threshold * perToken;
+  let now = onGrid(nowMs);
+  let reading = nowMs;
+  if (now < state.last) reading = now = state.last;
+  let level = levelAt(state, now);
   if (state.quota !== quota) {
-    // The key's quota changed: the new one applies from now on, whatever this decision.
-    state.level = level;
-    state.last = now;
-    state.quota = quota;
+    // A tier change: the bucket keeps its fill fraction (rounded down to a unit).
+    level = Math.floor((level / fullOf(state.quota)) * full);
+    if (level > full) level = full;
+    if (record) {
+      // The new quota applies from now on, whatever this decision.
+      state.level = level;
+      state.last = now;
+      state.quota = quota;
+    }
   }
-  const take = cost * windowMs;
+  const take = cost * perToken;
   if (take <= level) {
     const after = record ? level - take : level;
     if (record) {
@@ -119,10 +135,12 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quo
       state.last = now;
       state.quota = quota;
     }
-    return result(true, Math.floor(after / windowMs), 0, threshold, (full - after) / threshold, quota.windowSeconds);
+    return outcome(true, Math.floor(after / perToken), 0, threshold, (full - after) / threshold / TICKS_PER_MS);
   }
-  const remaining = Math.floor(level / windowMs);
-  const resetAfter = (full - level) / threshold;
-  if (cost > threshold) return result(false, remaining, Infinity, threshold, resetAfter, quota.windowSeconds);
-  return result(false, remaining, (take - level) / threshold, threshold, resetAfter, quota.windowSeconds);
+  const remaining = Math.floor(level / perToken);
+  const resetAfter = (full - level) / threshold / TICKS_PER_MS;
+  if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
+  // Allowed once `threshold` units per tick have made up the shortfall.
+  const waitMs = ticksToRepay(take - level, threshold) / TICKS_PER_MS;
+  return outcome(false, remaining, retryAfterSeconds(reading, now, waitMs, quota.windowSeconds), threshold, resetAfter);
 }

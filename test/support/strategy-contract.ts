@@ -105,8 +105,8 @@ export function describeStrategy(name: string, factory: () => Strategy, document
       expect(first).toEqual([true, true, true, false]);
       const single = driven(limiterOf(1, 1.017, () => 8));
       expect((await single.allow('a')).allowed).toBe(true);
-      // Windows that are no whole number of milliseconds are rounded to one (1/3 s is 333 ms).
-      for (const windowSeconds of [1 / 3, 1.0171]) {
+      // Fractional windows of whole milliseconds (others are refused by createQuota).
+      for (const windowSeconds of [0.333, 60.001]) {
         const l = driven(limiterOf(7, windowSeconds, () => clock.now));
         const burst: RateLimitResult[] = [];
         for (let i = 0; i < 8; i++) burst.push(await l.allow('b'));

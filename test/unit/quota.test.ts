@@ -18,9 +18,10 @@ describe('createQuota', () => {
     const quota = createQuota({ threshold: 300, windowSeconds: 60 });
     expect(quota).toEqual({ threshold: 300, windowMs: 60_000, windowSeconds: 60 });
     expect(Object.isFrozen(quota)).toBe(true);
-    // 1.017 s is exactly 1017 ms, not 1016.9999999999999; 1/3 s is 333 ms.
+    // 1.017 s is exactly 1017 ms, not 1016.9999999999999.
     expect(createQuota({ threshold: 1, windowSeconds: 1.017 }).windowMs).toBe(1017);
-    expect(createQuota({ threshold: 1, windowSeconds: 1 / 3 }).windowMs).toBe(333);
+    expect(createQuota({ threshold: 1, windowSeconds: 0.333 }).windowMs).toBe(333);
+    expect(createQuota({ threshold: 1, windowSeconds: 1e9 }).windowMs).toBe(1e12);
     expect(createQuota({ threshold: 1, windowSeconds: 0.001 }).windowMs).toBe(1);
     expect(createQuota({ threshold: 2 ** 53 - 1, windowSeconds: 1 }).threshold).toBe(2 ** 53 - 1);
   });
@@ -30,10 +31,10 @@ describe('createQuota', () => {
     ['threshold a string', { threshold: '5', windowSeconds: 1 }, TypeError, 'Expected `threshold` to be a positive safe integer, got `"5"` (string)'],
     ['threshold 0', { threshold: 0, windowSeconds: 1 }, RangeError, 'Expected `threshold` to be a positive safe integer, got `0` (number)'],
     ['threshold 2^53', { threshold: 2 ** 53, windowSeconds: 1 }, RangeError, 'Expected `threshold` to be a positive safe integer, got `9007199254740992` (number)'],
-    ['window missing', { threshold: 1 }, TypeError, 'Expected `windowSeconds` to be a finite number of seconds, at least 0.001, got `undefined` (undefined)'],
-    ['window below 1 ms', { threshold: 1, windowSeconds: 0.0009 }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds, at least 0.001, got `0.0009` (number)'],
-    ['window NaN', { threshold: 1, windowSeconds: NaN }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds, at least 0.001, got `NaN` (number)'],
-    ['window whose milliseconds overflow', { threshold: 1, windowSeconds: 1e308 }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds, at least 0.001, got `1e+308` (number)'],
+    ['window missing', { threshold: 1 }, TypeError, 'Expected `windowSeconds` to be a finite number of seconds from 0.001 to 1000000000, got `undefined` (undefined)'],
+    ['window below 1 ms', { threshold: 1, windowSeconds: 0.0009 }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds from 0.001 to 1000000000, got `0.0009` (number)'],
+    ['window NaN', { threshold: 1, windowSeconds: NaN }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds from 0.001 to 1000000000, got `NaN` (number)'],
+    ['window whose milliseconds overflow', { threshold: 1, windowSeconds: 1e308 }, RangeError, 'Expected `windowSeconds` to be a finite number of seconds from 0.001 to 1000000000, got `1e+308` (number)'],
   ];
   for (const [name, options, type, message] of cases) {
     it(`throws a ${type.name} for ${name}, with the one message`, () => {
@@ -61,7 +62,7 @@ describe('createQuota', () => {
       'Expected `--threshold` to be a positive safe integer, got `0` (number)',
     );
     expect(caught(() => createQuota({ threshold: 1, windowSeconds: 'abc' } as never, undefined, names)).message).toBe(
-      'Expected `--window` to be a finite number of seconds, at least 0.001, got `"abc"` (string)',
+      'Expected `--window` to be a finite number of seconds from 0.001 to 1000000000, got `"abc"` (string)',
     );
   });
 

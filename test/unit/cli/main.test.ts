@@ -190,9 +190,9 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
 
     it('a bad --window', () => {
       expect(fails(['replay', '--window', '-1'], /--window/)).toBe(
-        'ratewarden: expected `--window` to be a finite number of seconds, at least 0.001, got `-1` (number)\n',
+        'ratewarden: expected `--window` to be a finite number of seconds from 0.001 to 1000000000, got `-1` (number)\n',
       );
-      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a finite number of seconds, at least 0\.001, got `-1` \(number\)\n$/);
+      fails(['replay', '--window=-1'], /^ratewarden: expected `--window` to be a finite number of seconds from 0\.001 to 1000000000, got `-1` \(number\)\n$/);
       fails(['replay', '--window', '0'], /`--window`.*got `0` \(number\)/);
       fails(['replay', '--window', 'abc'], /`--window`.*got `"abc"` \(string\)/);
       fails(['replay', '--window', 'Infinity'], /`--window`.*got `"Infinity"` \(string\)/);
@@ -324,7 +324,7 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
 
     it('a window below one millisecond (the limiter minimum)', () => {
       expect(fails(['replay', '--window', '0.0009'])).toBe(
-        'ratewarden: expected `--window` to be a finite number of seconds, at least 0.001, got `0.0009` (number)\n',
+        'ratewarden: expected `--window` to be a finite number of seconds from 0.001 to 1000000000, got `0.0009` (number)\n',
       );
       expect(cliJson(['replay', '--window', '0.001'])).toMatchObject({ window_seconds: 0.001, rejected: 0 });
     });
