@@ -33,8 +33,8 @@ export class GCRAState {
 }
 
 /**
- * **GCRA**, the generic cell rate algorithm: per key, one number, the theoretical arrival time
- * (TAT) of the next request if requests came exactly at the allowed rate.
+ * **GCRA**, the generic cell rate algorithm: per key, the theoretical arrival time (TAT) of the
+ * next request if requests came exactly at the allowed rate.
  *
  * With emission interval `T = window / threshold` and burst tolerance `τ = window − T`: a
  * request of cost `c` at `now` is allowed when `max(TAT, now) + c × T − now <= window`, and then
@@ -44,11 +44,12 @@ export class GCRAState {
  *
  * **Burst:** the same as a token bucket of `threshold` tokens refilled at `threshold` per
  * `window` — `threshold` at once after idling, then one per `window / threshold`; up to
- * `2 × threshold` within one `window`. It smooths traffic to an even rate, with one number of
- * state instead of two.
+ * `2 × threshold` within one `window`. It smooths traffic to an even rate.
  *
- * **Memory:** one number per key (plus a reference to the quota it was computed under): 93 bytes per key with its
- * `Map` entry, measured on Node 20 (`npm run bench:memory`), whatever the threshold.
+ * **Memory:** two numbers per key, the TAT kept as the last decision's time and its lead over it
+ * (plus a reference to the quota it was computed under): 101 to 116 bytes per key with its `Map`
+ * entry, measured on Node 20 (`npm run bench:memory`), whatever the threshold. (A TAT in one
+ * number, scaled by the threshold, is what lost exactness at epoch-scale clocks.)
  * **Cost per decision:** O(1).
  *
  * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences

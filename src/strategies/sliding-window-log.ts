@@ -14,7 +14,7 @@ const INITIAL_CAPACITY = 4;
  * requests still in the window, oldest first, in a ring buffer.
  *
  * The ring is a plain array of numbers, which V8 stores as unboxed doubles: 8 bytes per
- * timestamp plus about 150 bytes per key with the key's `Map` entry (163 bytes for a key holding
+ * timestamp plus about 150 bytes per key with the key's `Map` entry (165 bytes for a key holding
  * one timestamp, 2,531 for one holding 300, measured on Node 20; see the README). A
  * `Float64Array` ring measured 2,667 bytes for 300 timestamps: its separate buffer object costs
  * more. It starts with room for 4 timestamps and is replaced by one twice as large
