@@ -72,9 +72,10 @@ const EMPTY = new SlidingWindowLogState(1);
  * with no rounding step, and a refused caller who waits `retryAfter` is allowed.
  *
  * **Cost.** Eviction and recording are O(1) amortized per cost unit: a ring buffer, never
- * `Array.prototype.shift`. Every decision (and `peek`) drops the entries that have expired, so
- * each entry is read a bounded number of times; a rejection then finds the entry it waits for
- * by index.
+ * `Array.prototype.shift`. Every decision drops the entries that have expired, so each entry
+ * is read a bounded number of times; a rejection then finds the entry it waits for by index.
+ * `peek` drops nothing: it reads the expired entries again, O(expired) until the next decision
+ * or sweep.
  * **Memory:** 8 bytes per ring slot plus a constant per key (see the README). The ring grows by
  * doubling from 4 slots up to `threshold`, and `cleanUp()` halves it again while at most a
  * quarter is in use, so a key that once burst does not keep its peak size. Choose another
@@ -112,8 +113,8 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
   }
 
   /**
-   * The result a request of `cost` units would get at `nowMs`; records nothing (it drops expired
-   * entries, which changes no decision).
+   * The result a request of `cost` units would get at `nowMs`; changes nothing (not even the
+   * expired entries, which a key whose tier changes to a longer window would still count).
    */
   peek(
     state: SlidingWindowLogState | undefined,
@@ -186,9 +187,10 @@ function decide(
     }
   }
 
-  if (live !== count) {
+  if (live !== count && record) {
     // Expired entries are dropped whatever the outcome: time never runs backwards, so no later
-    // decision could count them again.
+    // decision could count them again. Not by `peek`: a key whose tier changes to a longer
+    // window would still count them.
     state.head = first;
     state.count = live;
   }

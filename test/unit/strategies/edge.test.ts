@@ -1,5 +1,6 @@
 // Boundary instants of each strategy, with the numbers their documentation gives.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { FixedWindow, GCRA, RateLimiter, type RateLimitStrategy, SlidingWindowCounter, SlidingWindowLog, TokenBucket } from '../../../src/index.js';
 
 function setup(strategy: RateLimitStrategy<unknown>, threshold = 100, windowSeconds = 60) {
@@ -96,5 +97,88 @@ describe('sliding-window log: 100 per minute', () => {
     expect(burst(150)).toBe(0);
     clock.now = 119_000;
     expect(burst(150)).toBe(99);
+  });
+});
+
+describe('tier changes at any time, on every strategy', () => {
+  const all: [string, () => RateLimitStrategy<unknown>][] = [
+    ['sliding-window-log', () => new SlidingWindowLog()],
+    ['fixed-window', () => new FixedWindow()],
+    ['sliding-window-counter', () => new SlidingWindowCounter()],
+    ['token-bucket', () => new TokenBucket()],
+    ['gcra', () => new GCRA()],
+  ];
+
+  it.each(all)('%s: peek never changes a key, also under a changed tier (two limiters, one peeking, decide alike)', (_name, make) => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            advance: fc.oneof(fc.integer({ min: 0, max: 1_500 }), fc.double({ min: 0, max: 1_500, noNaN: true })),
+            tier: fc.constantFrom(0, 1, 2),
+            cost: fc.integer({ min: 1, max: 12 }),
+            // Peeks under a tier of their own, some time before the decision.
+            peekTier: fc.constantFrom(0, 1, 2),
+            peeks: fc.integer({ min: 0, max: 2 }),
+            then: fc.integer({ min: 0, max: 700 }),
+          }),
+          { maxLength: 60 },
+        ),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        (steps, base) => {
+          const tiers = [
+            { threshold: 10, windowSeconds: 1 },
+            { threshold: 10, windowSeconds: 2 }, // the same threshold, another window
+            { threshold: 4, windowSeconds: 0.5 },
+          ];
+          let now = base;
+          let tier = 0;
+          const options = { threshold: 10, windowSeconds: 1, clock: () => now, limitFor: () => tiers[tier] };
+          const plain = new RateLimiter({ ...options, strategy: make() });
+          const peeked = new RateLimiter({ ...options, strategy: make() });
+          for (const s of steps) {
+            now += s.advance;
+            tier = s.peekTier;
+            for (let i = 0; i < s.peeks; i++) peeked.peekSync('k', { cost: s.cost });
+            now += s.then;
+            tier = s.tier;
+            expect(peeked.allowRequestSync('k', { cost: s.cost })).toEqual(plain.allowRequestSync('k', { cost: s.cost }));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  // The bucket's fill fraction (GCRA's used share of its burst) carries over a tier change, with
+  // the refill up to the change under the old rate. At a clock far from 0, so that a conversion
+  // that confuses a time with a duration shows.
+  const T0 = 1_764_500_000_000;
+  it.each([
+    ['token-bucket', () => new TokenBucket() as RateLimitStrategy<unknown>],
+    ['gcra', () => new GCRA() as RateLimitStrategy<unknown>],
+  ] as const)('%s converts a key at a non-zero clock: refilled under the old rate, then the same fill fraction', (_name, make) => {
+    let now = T0;
+    let tier = { threshold: 10, windowSeconds: 1 };
+    const limiter = new RateLimiter({ threshold: 10, windowSeconds: 1, strategy: make(), clock: () => now, limitFor: () => tier });
+    for (let i = 0; i < 10; i++) expect(limiter.allowRequestSync('k').allowed).toBe(true);
+    now = T0 + 500; // 5 of 10 tokens back: half full
+    tier = { threshold: 20, windowSeconds: 2 };
+    // Half of 20: 10 tokens; one taken.
+    expect(limiter.allowRequestSync('k')).toMatchObject({ allowed: true, remaining: 9, limit: 20 });
+    expect(limiter.allowRequestSync('k', { cost: 10 })).toMatchObject({ allowed: false, remaining: 9 });
+    // 100 ms per token under 20 per 2 s: the tenth more token comes 100 ms later.
+    expect(limiter.allowRequestSync('k', { cost: 10 }).retryAfter).toBe(0.1);
+    now += 100;
+    expect(limiter.allowRequestSync('k', { cost: 10 })).toMatchObject({ allowed: true, remaining: 0 });
+
+    // The same threshold with a longer window: the same fraction, refilled at the new rate.
+    now = T0 + 10_000;
+    tier = { threshold: 10, windowSeconds: 1 };
+    for (let i = 0; i < 10; i++) expect(limiter.allowRequestSync('k').allowed).toBe(true);
+    now += 500; // half full under 10 per second
+    tier = { threshold: 10, windowSeconds: 2 };
+    expect(limiter.peekSync('k')).toMatchObject({ allowed: true, remaining: 5, limit: 10 });
+    expect(limiter.allowRequestSync('k', { cost: 6 })).toMatchObject({ allowed: false, remaining: 5, retryAfter: 0.2 });
   });
 });
