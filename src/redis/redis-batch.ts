@@ -19,6 +19,12 @@ import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
 /** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock). */
 const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
 
+/**
+ * How much earlier than its timeout a call's deadline falls, in microseconds: Node's timers count
+ * whole milliseconds, so a timeout may fire up to 1 ms before `performance.now()` says it is due.
+ */
+const DEADLINE_MARGIN_US = 1_000;
+
 /** Batches, by adapter and time mode: strategies on one client share them. */
 const batches = new WeakMap<RedisAdapter, { redis?: RedisBatch; limiter?: RedisBatch }>();
 
@@ -41,11 +47,13 @@ export class RedisBatch implements StoreBatch {
   readonly #time: 'redis' | 'limiter';
   /**
    * The server's clock minus this process's (`performance.now()`), in microseconds, learnt from
-   * the server time every reply carries; `undefined` until the first reply. Deadlines sent to
-   * the script are in the server's time, so a script that runs after its caller gave up (queued
-   * behind a pause, or replayed by the client after a reconnect) writes nothing.
+   * the server time every reply carries (the handshake's first); `undefined` until then. Always
+   * an underestimate, by the reply's time in transit, so deadlines derived from it fall early,
+   * never late.
    */
   #offsetUs: number | undefined;
+  /** The handshake in flight, shared by the calls that need it; `undefined` when none is. */
+  #handshake: Promise<void> | undefined;
 
   constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
     this.#adapter = adapter;
@@ -114,7 +122,21 @@ export class RedisBatch implements StoreBatch {
     return run(true);
   }
 
-  /** One script call, with its timeout, `NOSCRIPT` fallback and deadline; the parsed results. */
+  /**
+   * One decision: the script call with its timeout, `NOSCRIPT` fallback and deadline; the parsed
+   * results.
+   *
+   * **No decision reported as failed is recorded** — from the first call on. The call's
+   * deadline, {@link DEADLINE_MARGIN_US} short of its timeout and counted from its start, is
+   * sent in the server's time: a script that starts later (queued behind `CLIENT PAUSE`, or
+   * replayed by the client after a reconnect, or sent by `EVAL` after `NOSCRIPT`) writes
+   * nothing. Converting the deadline needs the offset of the server's clock, so until one reply
+   * has taught it, the call first sends the handshake (the script in its `t` mode, which writes
+   * nothing, on the same keys so that it reaches the same node), under the same timeout: a
+   * call whose handshake is late never sends its decision. The handshake costs one extra round
+   * trip, once per client and time mode (concurrent first calls share it); with no timeout
+   * (`Infinity`) there is no deadline and no handshake.
+   */
   async #call(
     requests: readonly BatchRequest[],
     limits: readonly RedisLimit[],
@@ -122,36 +144,74 @@ export class RedisBatch implements StoreBatch {
     record: boolean,
     timeoutSeconds: number,
   ): Promise<RateLimitResult[]> {
+    const startUs = performance.now() * 1000;
     const nowMs = (requests[0] as BatchRequest).nowMs;
     const redisTime = this.#time === 'redis';
-    const offset = this.#offsetUs;
-    const deadline =
-      offset === undefined || timeoutSeconds === Infinity
-        ? ''
-        : String(Math.ceil(performance.now() * 1000 + timeoutSeconds * 1e6 + offset));
     const args: string[] = [
       record ? '1' : '0',
       redisTime ? '' : String(nowMs),
       redisTime ? '' : String(Math.round(nowMs * 1000)),
       redisTime ? '1' : String(LIMITER_TIME_MIN_EXPIRY_MS),
-      deadline,
+      '', // the deadline, set once the offset is known
     ];
     for (let i = 0; i < requests.length; i++) {
       const r = requests[i] as BatchRequest;
       args.push((limits[i] as RedisLimit).kind, String(r.quota.threshold), String(r.quota.windowMs), String(r.cost));
     }
     const state = { timedOut: false };
-    const reply = await withTimeout(this.#run(keys, args, state), timeoutSeconds, state);
-    const serverUs = Array.isArray(reply) ? toNumber(reply[reply.length - 1]) : Number.NaN;
-    if (Number.isFinite(serverUs)) this.#offsetUs = serverUs - performance.now() * 1000;
+    const reply = await withTimeout(this.#decide(keys, args, state, startUs, timeoutSeconds), timeoutSeconds, state);
     if (Array.isArray(reply) && reply.length === 2 && toNumber(reply[0]) === -1) {
-      // The script started after the deadline (this process's clock and the server's disagree
-      // by more than the timeout's margin): nothing was written.
+      // The script started after the deadline (the reply took longer than the margin the
+      // offset leaves): nothing was written.
       throw new RateWardenRedisTimeoutError(timeoutSeconds);
     }
     const results = parseReply(reply, requests, limits.map((l) => l.kind));
     if (results === undefined) throw new RateWardenRedisReplyError(describeReply(reply));
     return results;
+  }
+
+  /**
+   * Sends the decision (after the handshake if the offset is unknown) with its deadline, unless
+   * the caller has given up by then; learns the offset from the reply.
+   */
+  async #decide(
+    keys: readonly string[],
+    args: string[],
+    state: { timedOut: boolean },
+    startUs: number,
+    timeoutSeconds: number,
+  ): Promise<unknown> {
+    if (timeoutSeconds !== Infinity) {
+      if (this.#offsetUs === undefined) await this.#shake(keys);
+      // Too late: the caller has reported a failure, so nothing may be sent that could write.
+      if (state.timedOut) throw new RateWardenRedisTimeoutError(timeoutSeconds);
+      args[4] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#offsetUs as number)));
+    }
+    const reply = await this.#run(keys, args, state);
+    this.#learn(Array.isArray(reply) ? reply[reply.length - 1] : undefined);
+    return reply;
+  }
+
+  /** The handshake (shared while in flight): learns the offset, or rejects. */
+  #shake(keys: readonly string[]): Promise<void> {
+    this.#handshake ??= this.#run(keys, ['t'], { timedOut: false })
+      .then((reply) => {
+        if (!Array.isArray(reply) || reply.length !== 1 || !this.#learn(reply[0])) {
+          throw new RateWardenRedisReplyError(describeReply(reply));
+        }
+      })
+      .finally(() => {
+        this.#handshake = undefined;
+      });
+    return this.#handshake;
+  }
+
+  /** Learns the offset from a reply's server time (microseconds); whether it was a number. */
+  #learn(serverTime: unknown): boolean {
+    const serverUs = toNumber(serverTime);
+    if (!Number.isFinite(serverUs)) return false;
+    this.#offsetUs = serverUs - performance.now() * 1000;
+    return true;
   }
 
   /**

@@ -42,8 +42,19 @@ export interface RedisStrategyOptions {
    * then the decision fails with a `RateWardenRedisTimeoutError` and {@link onFailure} applies. A
    * finite number from 0.001 to 2,147,483 (the longest timer), or `Infinity` for no timeout.
    *
-   * A timed-out command may still reach Redis and be recorded there later: a timeout says the
-   * answer was late, not that nothing happened.
+   * A decision reported as failed is not recorded later, from the first call on: each call
+   * carries a deadline in the server's clock (its start plus `timeoutSeconds`, less 1 ms for
+   * the timer's rounding), and a script that starts after it — queued behind `CLIENT PAUSE`,
+   * sent again by the client after a reconnect, or run by `EVAL` after `NOSCRIPT` — writes
+   * nothing. The offset of the server's clock comes from the server time every reply carries;
+   * until one reply has taught it, the first call on a client (per `time` mode) sends a
+   * handshake first (one extra round trip, once, shared by concurrent first calls, under the
+   * same timeout; a call whose handshake is late sends no decision at all). So the script must
+   * start on the server within `timeoutSeconds` less 1 ms less the reply's transit: a timeout
+   * of a few milliseconds leaves little room. What remains: a script that ran in time but whose
+   * reply was lost (the connection dropped) or reached this process after the timeout is
+   * recorded though reported failed. With `Infinity`, calls carry no deadline and no handshake
+   * is made.
    * @default 1
    */
   readonly timeoutSeconds?: number;

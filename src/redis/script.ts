@@ -10,13 +10,15 @@ import { createHash } from 'node:crypto';
  * Decides one or more limits, all or nothing, atomically on the server.
  *
  * KEYS: one key per limit.
- * ARGV[1]: `1` to record when every limit allows, `0` to only check (peek).
+ * ARGV[1]: `1` to record when every limit allows, `0` to only check (peek), or `t` for the
+ *   handshake: return `{ server time }` alone, touching no key (the other arguments absent).
  * ARGV[2], ARGV[3]: the time in milliseconds (a decimal) and in whole microseconds, or empty
  *   strings to read the server's clock (`TIME`, counted from 2027-01-15T08:00:00Z).
  * ARGV[4]: the shortest expiry to set, in milliseconds (at least 1).
- * ARGV[5]: the caller's deadline, in the server's microseconds (as returned last), or empty: a
- *   script that starts later (queued behind a pause, or replayed after a reconnect) writes
- *   nothing and returns `{ -1, server time }`.
+ * ARGV[5]: the caller's deadline, in the server's microseconds (derived from the server time
+ *   of an earlier reply: the handshake's, before the first decision), or empty when the caller
+ *   has no timeout: a script that starts later (queued behind a pause, or replayed after a
+ *   reconnect) writes nothing and returns `{ -1, server time }`.
  * ARGV[6 + 4i ..]: per limit i: the kind (`l`: sliding-window log, `g`: GCRA), threshold,
  *   window in whole milliseconds, cost.
  *
@@ -40,12 +42,16 @@ import { createHash } from 'node:crypto';
  * limit changed is converted.
  */
 export const DECIDE_SCRIPT = `
-local record = ARGV[1] == '1'
-local min_px = tonumber(ARGV[4])
 local t = redis.call('TIME')
 -- Microseconds from 2027-01-15T08:00:00Z (negative before it): times near the origin stay
 -- small, so GCRA's time x threshold stays exact for large thresholds in the years around it.
 local server_us = (tonumber(t[1]) - 1800000000) * 1000000 + tonumber(t[2])
+if ARGV[1] == 't' then
+  -- The handshake: the caller learns the server's clock before its first decision.
+  return { server_us }
+end
+local record = ARGV[1] == '1'
+local min_px = tonumber(ARGV[4])
 if ARGV[5] ~= '' and server_us > tonumber(ARGV[5]) then
   -- Past the caller's deadline: it has given up on this answer (timed out). Write nothing.
   return { -1, server_us }

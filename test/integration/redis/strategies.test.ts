@@ -332,14 +332,15 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
       ]);
       const first = await group.allowRequest('alice');
       expect(first).toMatchObject({ allowed: true, remaining: 1, binding: 1 });
-      expect(adapter.calls.evalSha).toBe(1);
+      // The handshake (the first call on a client learns the server's clock), then one call.
+      expect(adapter.calls.evalSha).toBe(2);
       expect(await group.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
       const third = await group.allowRequest('alice');
       expect(third).toMatchObject({ allowed: false, binding: 1, retryAfter: 0.5 });
       expect(third.results[0]).toMatchObject({ allowed: true, remaining: 1 });
       // The per-minute log did not record the rejected request.
       expect(await c.command('ZCARD', 'minute:{alice}:log')).toBe(2);
-      expect(adapter.calls.evalSha).toBe(3);
+      expect(adapter.calls.evalSha).toBe(4);
       now += 1_000;
       expect(await group.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0, binding: 0 });
       expect(await group.allowRequest('alice')).toMatchObject({ allowed: false, binding: 0, retryAfter: 59 });
@@ -421,9 +422,14 @@ describe('options', () => {
 });
 
 describe('replies that are not what the script returns (a misbehaving adapter)', () => {
-  /** An adapter that answers every call with `reply`, as a broken client or proxy might. */
+  /**
+   * An adapter that answers every decision with `reply`, as a broken client or proxy might (and
+   * the handshake, which the first call sends, with a server time).
+   */
   function answering(reply: unknown): RedisAdapter {
-    return { ratewardenAdapter: true, evalSha: async () => reply, eval: async () => reply };
+    const answer = async (_script: string, _keys: readonly string[], args: readonly string[]): Promise<unknown> =>
+      args[0] === 't' ? [0] : reply;
+    return { ratewardenAdapter: true, evalSha: answer, eval: answer };
   }
   const circular: unknown[] = [1];
   circular.push(circular);
@@ -460,6 +466,28 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
     expect(await open.allowRequest('alice')).toMatchObject({ allowed: true, degraded: 'fail-open' });
     expect(errors).toHaveLength(2);
     expect(errors.every((e) => e instanceof RateWardenRedisReplyError)).toBe(true);
+  });
+
+  it.each([
+    ['not an array', 'OK'],
+    ['an empty array', []],
+    ['a decision\'s reply', [1, 3, 0, 0, 0]],
+    ['a time that is not a number', ['soon']],
+  ])('a handshake answered with %s: a RateWardenRedisReplyError, and no decision sent', async (_label, reply) => {
+    const sent: string[] = [];
+    const answer = async (_script: string, _keys: readonly string[], args: readonly string[]): Promise<unknown> => {
+      sent.push(args[0] as string);
+      return reply;
+    };
+    const limiter = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisSlidingWindowLog({ client: { ratewardenAdapter: true, evalSha: answer, eval: answer }, prefix: 'p:', onFailure: 'local' }),
+    });
+    await expect(new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: { ratewardenAdapter: true, evalSha: answer, eval: answer }, prefix: 'p:' }) }).allowRequest('alice')).rejects.toThrow(RateWardenRedisReplyError);
+    expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 9, degraded: 'local' });
+    // Only handshakes: a decision is never sent without a deadline.
+    expect(sent).toEqual(['t', 't']);
   });
 
   it('accepts the replies the script does return, from either client shape', async () => {
