@@ -14,6 +14,7 @@ import {
   type RedisFailurePolicy,
 } from '../../../src/redis/index.js';
 import { redisLimitOf } from '../../../src/redis/redis-limit.js';
+import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
 
 const unhandled: unknown[] = [];
@@ -245,7 +246,8 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
         allowed.push((await limiter.allowRequest('alice')).allowed);
       }
       expect(allowed).toEqual([true, true, true, true, true, false, false, false]);
-      expect(adapter.calls).toEqual({ evalSha: 8, eval: 8 });
+      // One more EVALSHA: the first call's handshake (which meets the NOSCRIPT and loads it).
+      expect(adapter.calls).toEqual({ evalSha: 9, eval: 8 });
     });
 
     it('applies the policy to a script error, leaving the key as it was', async () => {
@@ -260,6 +262,161 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       expect(await make('fail-closed').allowRequest('alice')).toMatchObject({ allowed: false, degraded: 'fail-closed' });
       expect(await make('local').allowRequest('alice')).toMatchObject({ allowed: true, remaining: 2, degraded: 'local' });
       expect(await c.command('GET', 'wrong:{alice}:log')).toBe('not a sorted set');
+    });
+  });
+
+  describe('a decision reported as failed is never recorded, from the first call', () => {
+    // Each case connects a fresh client, so that its strategies have never had a reply (the
+    // server's clock offset is unknown), pauses Redis before the first decision, lets the
+    // decision time out under fake timers, then ends the pause and waits for what the client
+    // had queued (a PING on the strategy's own connection is answered after it). A separate
+    // raw connection then reads the keys.
+    let server: RedisServer;
+    let raw: FaultClient;
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      raw = connect(server.port);
+      await raw.ready();
+    });
+    afterAll(async () => {
+      await raw?.close();
+      await server?.stop();
+    });
+
+    type Path = 'RedisSlidingWindowLog' | 'RedisGCRA' | 'a group of both';
+    const PATHS: readonly Path[] = ['RedisSlidingWindowLog', 'RedisGCRA', 'a group of both'];
+    const POLICIES: readonly RedisFailurePolicy[] = ['throw', 'fail-closed', 'fail-open', 'local'];
+    const CASES = PATHS.flatMap((path) => POLICIES.map((policy) => [path, policy] as const));
+
+    /** The decider of `path` on `client`, and the Redis keys user `u` has on it. */
+    function decider(path: Path, client: object, onFailure: RedisFailurePolicy, prefix: string) {
+      const options = { client, onFailure, timeoutSeconds: 0.1 };
+      const log = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new RedisSlidingWindowLog({ ...options, prefix: `${prefix}log:` }) });
+      const gcra = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new RedisGCRA({ ...options, prefix: `${prefix}gcra:` }) });
+      const logKey = `${prefix}log:{u}:log`;
+      const gcraKey = `${prefix}gcra:{u}:gcra`;
+      if (path === 'RedisSlidingWindowLog') return { decide: () => log.allowRequest('u'), keys: [logKey], limiters: [log] };
+      if (path === 'RedisGCRA') return { decide: () => gcra.allowRequest('u'), keys: [gcraKey], limiters: [gcra] };
+      const group = new RateLimitGroup([log, gcra]);
+      return { decide: () => group.allowRequest('u'), keys: [logKey, gcraKey], limiters: [log, gcra] };
+    }
+
+    /** What each key holds, read by the raw connection: absent is `[0, null-ish, -2]`. */
+    async function stored(keys: readonly string[]): Promise<unknown[]> {
+      const seen: unknown[] = [];
+      for (const key of keys) {
+        const type = await raw.command('TYPE', key);
+        const size = type === 'zset' ? await raw.command('ZCARD', key) : type === 'string' ? await raw.command('GET', key) : 0;
+        seen.push([key, type, size, await raw.command('PTTL', key)]);
+      }
+      return seen;
+    }
+
+    it.each(CASES)('%s, onFailure %s: Redis paused before the first reply', async (path, policy) => {
+      const own = connect(server.port);
+      await own.ready();
+      try {
+        const prefix = `first-${path === 'a group of both' ? 'group' : path}-${policy}:`;
+        const d = decider(path, own.client, policy, prefix);
+        // The script is cached (as on any server in use): the paused call is not a NOSCRIPT.
+        await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
+        // WRITE pauses every script (EVAL/EVALSHA) but lets CLIENT UNPAUSE and reads through.
+        await raw.command('CLIENT', 'PAUSE', '10000', 'WRITE');
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        const pending = d.decide().then(
+          (r) => ({ r }),
+          (error: unknown) => ({ error }),
+        );
+        await vi.advanceTimersByTimeAsync(100);
+        const failed = await pending;
+        vi.useRealTimers();
+        if (policy === 'throw') {
+          expect(failed).toMatchObject({ error: expect.any(RateWardenRedisTimeoutError) });
+        } else {
+          const r = (failed as { r: { allowed: boolean; degraded?: string; results?: readonly { degraded?: string }[] } }).r;
+          const degraded = r.results === undefined ? [r.degraded] : r.results.map((x) => x.degraded);
+          expect(degraded.every((x) => x === policy)).toBe(true);
+          expect(r.allowed).toBe(policy !== 'fail-closed');
+        }
+        if (policy === 'local') {
+          // Counted once, in this process.
+          for (const l of d.limiters) expect(redisLimitOf(l.strategy as RedisSlidingWindowLog).failure.localSize).toBe(1);
+        }
+        await raw.command('CLIENT', 'UNPAUSE');
+        // Answered after whatever the strategy's connection had queued before it.
+        expect(await own.command('PING')).toBe('PONG');
+        expect(await stored(d.keys)).toEqual(d.keys.map((key) => [key, 'none', 0, -2]));
+        // Not counted in Redis: the next decision is answered by Redis as a first request.
+        const next = await d.decide();
+        expect(next).toMatchObject({ allowed: true, remaining: 4 });
+        expect('degraded' in next).toBe(false);
+      } finally {
+        vi.useRealTimers();
+        await raw.command('CLIENT', 'UNPAUSE');
+        await own.close();
+      }
+    });
+
+    // ioredis sends the commands in flight again after a reconnect (autoResendUnfulfilledCommands);
+    // node-redis rejects them instead, so only ioredis can replay a decision.
+    it.runIf(name === 'ioredis').each(PATHS)('%s, onFailure local: the first decision replayed by the client after a reconnect', async (path) => {
+      const own = connect(server.port);
+      await own.ready();
+      try {
+        const prefix = `replay-${path === 'a group of both' ? 'group' : path}:`;
+        const d = decider(path, own.client, 'local', prefix);
+        const id = String(await own.command('CLIENT', 'ID'));
+        await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
+        await raw.command('CLIENT', 'PAUSE', '10000', 'WRITE');
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        const pending = d.decide();
+        await vi.advanceTimersByTimeAsync(100);
+        const r = await pending;
+        vi.useRealTimers();
+        expect(r).toMatchObject({ allowed: true, remaining: 4 });
+        // The connection drops while its command waits on the pause; the client reconnects and
+        // sends it again, on a new connection, after the caller was answered from memory.
+        const io = own.client as Redis;
+        // Resolves after the 'ready' handler, which sends the unfulfilled commands again.
+        const reconnected = new Promise<void>((resolve) => io.once('close', () => io.once('ready', () => resolve())));
+        expect(await raw.command('CLIENT', 'KILL', 'ID', id)).toBe(1);
+        await reconnected;
+        await raw.command('CLIENT', 'UNPAUSE');
+        expect(await own.command('PING')).toBe('PONG');
+        // Counted once, in this process's memory, and not in Redis.
+        expect(await stored(d.keys)).toEqual(d.keys.map((key) => [key, 'none', 0, -2]));
+      } finally {
+        vi.useRealTimers();
+        await raw.command('CLIENT', 'UNPAUSE');
+        await own.close();
+      }
+    });
+
+    it('the issue\'s input: a fresh RedisSlidingWindowLog, CLIENT PAUSE 600 ALL, one fail-closed decision', async () => {
+      const own = connect(server.port);
+      await own.ready();
+      try {
+        const limiter = new RateLimiter({
+          threshold: 5,
+          windowSeconds: 60,
+          strategy: new RedisSlidingWindowLog({ client: own.client, prefix: 'issue:', onFailure: 'fail-closed', timeoutSeconds: 0.1 }),
+        });
+        await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
+        await raw.command('CLIENT', 'PAUSE', '600', 'ALL');
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        const pending = limiter.allowRequest('u');
+        await vi.advanceTimersByTimeAsync(100);
+        expect(await pending).toMatchObject({ allowed: false, degraded: 'fail-closed' });
+        vi.useRealTimers();
+        // ALL pauses CLIENT UNPAUSE too: this PING is answered when the pause ends, after the
+        // command the strategy queued before it.
+        expect(await own.command('PING')).toBe('PONG');
+        expect(await raw.command('ZCARD', 'issue:{u}:log')).toBe(0);
+        expect(await raw.command('PTTL', 'issue:{u}:log')).toBe(-2);
+      } finally {
+        vi.useRealTimers();
+        await own.close();
+      }
     });
   });
 
