@@ -26,6 +26,8 @@ export { performanceClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { ErrorCode, RateWardenRangeError, RateWardenTypeError, RateWardenWaitError } from './errors.js';
 export { rateLimitHeaders, rateLimitProblem } from './http-headers.js';
+export { ipKey } from './ip-key.js';
+export type { IpKeyOptions } from './ip-key.js';
 export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem } from './http-headers.js';
 export type {
   DecisionListener,

@@ -10,6 +10,7 @@
  */
 import { checkObject, optionalBoolean, optionalFunction, typeError } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
+import { checkIpv6Subnet, keyOf } from '../ip-key.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
 import type { AnyLimiter } from '../rate-limiter.js';
 import type { User } from '../request.js';
@@ -42,8 +43,10 @@ export interface RateLimitMiddlewareOptions<Req> {
    * Extracts the key the limit applies to (a user id, an API key, a client IP): a non-empty
    * string or a `User` (`{ id }`), or a promise of one. The limiter validates it: anything else
    * takes the error path (see {@link onError}).
-   * @default Express `req.ip`, Fastify `request.ip` (mind the proxy caveat above); **required**
-   *   for `ratewarden/fetch`, whose `Request` carries no client address.
+   * @default `ipKey` of the client address, Express `req.ip`, Fastify `request.ip`: the IPv4
+   *   address, or the IPv6 network of its first `ipv6Subnet` bits (/64 by default; mind the
+   *   proxy caveat above); **required** for `ratewarden/fetch`, whose `Request` carries no
+   *   client address (`ipKey` is exported there too, for a key built from a platform's address).
    */
   readonly key?: (req: Req) => User | string | PromiseLike<User | string>;
   /**
@@ -106,6 +109,26 @@ export interface RateLimitMiddlewareOptions<Req> {
 }
 
 /**
+ * The option of the middleware whose default key is the client address (`ratewarden/express`,
+ * `ratewarden/fastify`): how that default key groups IPv6 addresses (see `ipKey`).
+ */
+export interface ClientAddressKeyOptions {
+  /**
+   * The default key's IPv6 prefix length: every address of one `/ipv6Subnet` network shares
+   * one limit (one home line or server holds a whole /64 and can pick a fresh address per
+   * request). An integer from 1 to 128; `128` or `false` limits each IPv6 address on its own.
+   * IPv4-mapped addresses (`::ffff:198.51.100.7`) always count as the IPv4 address. The same
+   * name and meaning as express-rate-limit 8's option, with the /64 of RFC 6177 as default (it
+   * defaults to /56).
+   *
+   * Applies to the default key only: giving it with your own `key` throws; there, call
+   * `ipKey(address, { ipv6Subnet })` yourself.
+   * @default 64
+   */
+  readonly ipv6Subnet?: number | false;
+}
+
+/**
  * The names of the rate-limit header fields the middleware may send, in their usual
  * capitalisation. For cross-origin browser clients, list them in CORS
  * `Access-Control-Expose-Headers` (`Object.values(HeaderNames)`), or scripts cannot read them.
@@ -147,16 +170,17 @@ export interface MiddlewareConfig<Req> {
 }
 
 /**
- * @internal Validates the shared options. `defaultKey` is the framework's default extractor, or
- * a string explaining why `key` is required.
- * @throws {RateWardenTypeError} for an option of the wrong type, a missing `limiter` or a
- *   missing required `key` or `policy`.
- * @throws {RateWardenRangeError} for a policy with a bad window or name, or the wrong number of
- *   policies.
+ * @internal Validates the shared options. `clientAddress` reads the framework's client address
+ * (the default key is then `ipKey` of it, under the `ipv6Subnet` option), or is a string
+ * explaining why `key` is required.
+ * @throws {RateWardenTypeError} for an option of the wrong type, a missing `limiter`, a
+ *   missing required `key` or `policy`, or `ipv6Subnet` given with a `key`.
+ * @throws {RateWardenRangeError} for a policy with a bad window or name, the wrong number of
+ *   policies, or an `ipv6Subnet` out of range.
  */
 export function checkOptions<Req>(
-  options: RateLimitMiddlewareOptions<Req>,
-  defaultKey: ((req: Req) => User | string) | string,
+  options: RateLimitMiddlewareOptions<Req> & ClientAddressKeyOptions,
+  clientAddress: ((req: Req) => string) | string,
 ): MiddlewareConfig<Req> {
   checkObject('options', options, 'an object with a `limiter`');
   const limiter = options.limiter as unknown;
@@ -169,10 +193,17 @@ export function checkOptions<Req>(
   }
   let key = options.key;
   if (key === undefined) {
-    if (typeof defaultKey === 'string') throw typeError('key', `a function (${defaultKey})`, key);
-    key = defaultKey;
+    if (typeof clientAddress === 'string') throw typeError('key', `a function (${clientAddress})`, key);
+    const prefix = checkIpv6Subnet('ipv6Subnet', options.ipv6Subnet);
+    key = (req) => keyOf(clientAddress(req), prefix);
   } else if (typeof key !== 'function') {
     throw typeError('key', 'a function', key);
+  } else if (typeof clientAddress !== 'string' && options.ipv6Subnet !== undefined) {
+    throw typeError(
+      'ipv6Subnet',
+      'undefined when `key` is given (it shapes the default key only; call `ipKey(address, { ipv6Subnet })` in your `key`)',
+      options.ipv6Subnet,
+    );
   }
   const skip = optionalFunction('skip', options.skip);
   const cost = optionalFunction('cost', options.cost);

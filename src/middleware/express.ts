@@ -20,14 +20,16 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import { checkOptions, decide, type RateLimitMiddlewareOptions } from './common.js';
+import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
-export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
+export { ipKey } from '../ip-key.js';
+export type { IpKeyOptions } from '../ip-key.js';
+export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
-/** Options of {@link expressRateLimit}: the shared options, plus `onRejected`. */
-export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request> {
+/** Options of {@link expressRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
+export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request>, ClientAddressKeyOptions {
   /**
    * Builds the response to a rejected request. Called with the status already set to 429 and
    * the rate-limit headers (with `Retry-After`) already set on `res`; the route handler is not
@@ -59,7 +61,8 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
  *   may allow the request; otherwise the error goes to **`next(error)`**, to your
  *   error-handling middleware (Express answers 500 by default).
  *
- * The key defaults to `req.ip`. Behind a reverse proxy or load balancer, `req.ip` is the
+ * The key defaults to `ipKey(req.ip, { ipv6Subnet })`: the IPv4 address, or the client's IPv6
+ * /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `req.ip` is the
  * proxy's address (one limit for everyone) unless Express's `trust proxy` setting names the
  * proxies you run (`app.set('trust proxy', 1)` for one hop, or their addresses); never trust
  * `X-Forwarded-For` from arbitrary clients, who can rotate it to escape the limit.
@@ -69,10 +72,11 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
  * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
  *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
- *   not a policy or array of them, or `policy` is missing for a group.
+ *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
+ *   number nor `false`, or `ipv6Subnet` is given with a `key`.
  * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
- *   finite number of seconds, its name is not printable ASCII, or a group gets a different
- *   number of policies than it has limits.
+ *   finite number of seconds, its name is not printable ASCII, a group gets a different
+ *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
  */
 export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const config = checkOptions<Request>(options, clientAddress);

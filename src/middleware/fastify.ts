@@ -19,14 +19,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
 import { optionalFunction } from '../errors.js';
-import { checkOptions, decide, type RateLimitMiddlewareOptions } from './common.js';
+import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
-export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
+export { ipKey } from '../ip-key.js';
+export type { IpKeyOptions } from '../ip-key.js';
+export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
-/** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected`. */
-export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest> {
+/** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
+export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest>, ClientAddressKeyOptions {
   /**
    * Builds the response to a rejected request. Called with the status already set to 429 and
    * the rate-limit headers (with `Retry-After`) already set on `reply`; the route handler is
@@ -71,7 +73,8 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  *   may allow the request; otherwise **the hook rejects with the error** and Fastify's error
  *   handler answers (`setErrorHandler`; a 500 by default).
  *
- * The key defaults to `request.ip`. Behind a reverse proxy or load balancer, `request.ip` is
+ * The key defaults to `ipKey(request.ip, { ipv6Subnet })`: the IPv4 address, or the client's
+ * IPv6 /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `request.ip` is
  * the proxy's address (one limit for everyone) unless Fastify's `trustProxy` option names the
  * proxies you run (their addresses or subnets, such as `trustProxy: '10.0.0.0/8'`, or the
  * number of hops); never trust `X-Forwarded-For` from arbitrary clients, who can rotate it to
@@ -82,10 +85,11 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
  *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
- *   not a policy or array of them, or `policy` is missing for a group.
+ *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
+ *   number nor `false`, or `ipv6Subnet` is given with a `key`.
  * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
- *   finite number of seconds, its name is not printable ASCII, or a group gets a different
- *   number of policies than it has limits.
+ *   finite number of seconds, its name is not printable ASCII, a group gets a different
+ *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
  */
 export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateLimitHook {
   const config = checkOptions<FastifyRequest>(options, (request) => request.ip);

@@ -31,6 +31,8 @@ import {
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
+export { ipKey } from '../ip-key.js';
+export type { IpKeyOptions } from '../ip-key.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link withRateLimit} and {@link checkRateLimit}: the shared options with `key` required, plus `onRejected`. */

@@ -19,7 +19,7 @@ describe('the built package (dist/)', () => {
       [
         'ErrorCode', 'FixedWindow', 'FixedWindowState', 'GCRA', 'GCRAState', 'KeyedMutex', 'RateLimitGroup', 'RateLimiter',
         'RateWardenRangeError', 'RateWardenTypeError', 'RateWardenWaitError', 'SlidingWindowCounter', 'SlidingWindowCounterState',
-        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'createQuota', 'performanceClock',
+        'SlidingWindowLog', 'SlidingWindowLogState', 'TokenBucket', 'TokenBucketState', 'createQuota', 'ipKey', 'performanceClock',
         'rateLimitHeaders', 'rateLimitProblem',
       ],
     );

@@ -313,11 +313,84 @@ describe('expressRateLimit options', () => {
   });
 });
 
+describe('the default key limits one IPv6 /64 network, and one IPv4 client in every form, as one client', () => {
+  // Behind a proxy on 127.0.0.1 (trust proxy: loopback): req.ip is the X-Forwarded-For address.
+  let proxied: Server;
+  let origin: string;
+  const limits: Record<string, RateLimiter> = {};
+  beforeAll(async () => {
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    const mount = (path: string, options: Omit<Parameters<typeof expressRateLimit>[0], 'limiter'> = {}): void => {
+      limits[path] = limiter(1, 60);
+      route(app, path, expressRateLimit({ limiter: limits[path], ...options }));
+    };
+    mount('/v6-default');
+    mount('/v6-56', { ipv6Subnet: 56 });
+    mount('/v6-off', { ipv6Subnet: false });
+    mount('/v4');
+    mount('/garbage');
+    proxied = app.listen(0, '127.0.0.1');
+    await once(proxied, 'listening');
+    origin = `http://127.0.0.1:${(proxied.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    proxied.closeAllConnections();
+    await new Promise((resolve) => proxied.close(resolve));
+  });
+  const from = async (path: string, address: string): Promise<number> =>
+    (await fetch(`${origin}${path}`, { headers: { 'x-forwarded-for': address } })).status;
+
+  it('gives the addresses of one /64 one limit (1 per 60 s): the first 200, the others 429', async () => {
+    now = 0;
+    expect(await from('/v6-default', '2001:db8:1:2::1')).toBe(200);
+    expect(await from('/v6-default', '2001:db8:1:2::2')).toBe(429);
+    expect(await from('/v6-default', '2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe(429);
+    expect(await from('/v6-default', '2001:DB8:0001:0002:0000:0000:0000:0003')).toBe(429);
+    // The next /64 is another client.
+    expect(await from('/v6-default', '2001:db8:1:3::1')).toBe(200);
+    expect(limits['/v6-default']?.size).toBe(2);
+  });
+
+  it('groups by the configured ipv6Subnet: /56, or per address with false', async () => {
+    now = 0;
+    expect(await from('/v6-56', '2001:db8:1:200::1')).toBe(200);
+    expect(await from('/v6-56', '2001:db8:1:2ff:ffff::1')).toBe(429);
+    expect(await from('/v6-56', '2001:db8:1:300::1')).toBe(200);
+    expect(await from('/v6-off', '2001:db8:1:2::1')).toBe(200);
+    expect(await from('/v6-off', '2001:db8:1:2::2')).toBe(200);
+    expect(await from('/v6-off', '2001:db8:1:2:0:0:0:1')).toBe(429);
+  });
+
+  it('gives ::ffff:198.51.100.7, its hex form and 198.51.100.7 one limit', async () => {
+    now = 0;
+    expect(await from('/v4', '::ffff:198.51.100.7')).toBe(200);
+    expect(await from('/v4', '198.51.100.7')).toBe(429);
+    expect(await from('/v4', '::ffff:c633:6407')).toBe(429);
+    expect(await from('/v4', '198.51.100.8')).toBe(200);
+  });
+
+  it('limits a forwarded value that is not an address by its text, without an error', async () => {
+    now = 0;
+    expect(await from('/garbage', 'unknown')).toBe(200);
+    expect(await from('/garbage', 'unknown')).toBe(429);
+  });
+
+  it('checks ipv6Subnet, and refuses it beside a custom key', () => {
+    expect(() => expressRateLimit({ limiter: limiter(), ipv6Subnet: 0 })).toThrow(exactly(RangeError, 'Expected `ipv6Subnet` to be an integer prefix length from 1 to 128, or false, got `0` (number)'));
+    expect(() => expressRateLimit({ limiter: limiter(), ipv6Subnet: 129 })).toThrow(RangeError);
+    expect(() => expressRateLimit({ limiter: limiter(), ipv6Subnet: true as unknown as false })).toThrow(exactly(TypeError, 'Expected `ipv6Subnet` to be an integer prefix length from 1 to 128, or false, got `true` (boolean)'));
+    expect(() => expressRateLimit({ limiter: limiter(), key: () => 'k', ipv6Subnet: 48 })).toThrow(
+      exactly(TypeError, 'Expected `ipv6Subnet` to be undefined when `key` is given (it shapes the default key only; call `ipKey(address, { ipv6Subnet })` in your `key`), got `48` (number)'),
+    );
+  });
+});
+
 describe('the built ratewarden/express', () => {
   it('resolves through the exports map in both formats', async () => {
     const name: string = 'ratewarden/express';
     const esm = (await import(name)) as Record<string, unknown>;
-    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'expressRateLimit']);
+    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'expressRateLimit', 'ipKey']);
     const require = createRequire(import.meta.url);
     expect(require.resolve(name)).toMatch(/dist[\\/]express\.cjs$/);
     expect(typeof (require(name) as Record<string, unknown>).expressRateLimit).toBe('function');

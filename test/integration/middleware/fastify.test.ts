@@ -230,11 +230,71 @@ describe('fastifyRateLimit options', () => {
   });
 });
 
+describe('the default key limits one IPv6 /64 network, and one IPv4 client in every form, as one client', () => {
+  // Behind a proxy on 127.0.0.1 (trustProxy): request.ip is the X-Forwarded-For address.
+  let proxied: FastifyInstance;
+  let origin: string;
+  beforeAll(async () => {
+    proxied = Fastify({ trustProxy: '127.0.0.1' });
+    const mount = (path: string, options: Omit<FastifyRateLimitOptions, 'limiter'> = {}): void => {
+      proxied.get(path, { onRequest: fastifyRateLimit({ limiter: limiter(1, 60), ...options }) }, async () => ({ ok: true }));
+    };
+    mount('/v6-default');
+    mount('/v6-48', { ipv6Subnet: 48 });
+    mount('/v6-off', { ipv6Subnet: false });
+    mount('/v4');
+    mount('/garbage');
+    origin = await proxied.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await proxied.close();
+  });
+  const from = async (path: string, address: string): Promise<number> =>
+    (await fetch(`${origin}${path}`, { headers: { 'x-forwarded-for': address } })).status;
+
+  it('gives the addresses of one /64 one limit (1 per 60 s): the first 200, the others 429', async () => {
+    now = 0;
+    expect(await from('/v6-default', '2001:db8:1:2::1')).toBe(200);
+    expect(await from('/v6-default', '2001:db8:1:2::2')).toBe(429);
+    expect(await from('/v6-default', '2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe(429);
+    expect(await from('/v6-default', 'fe80::1%eth0')).toBe(200);
+    expect(await from('/v6-default', '2001:db8:1:3::1')).toBe(200);
+  });
+
+  it('groups by the configured ipv6Subnet: /48, or per address with false', async () => {
+    now = 0;
+    expect(await from('/v6-48', '2001:db8:1:2::1')).toBe(200);
+    expect(await from('/v6-48', '2001:db8:1:ffff::1')).toBe(429);
+    expect(await from('/v6-off', '2001:db8:1:2::1')).toBe(200);
+    expect(await from('/v6-off', '2001:db8:1:2::2')).toBe(200);
+  });
+
+  it('gives ::ffff:198.51.100.7, its hex form and 198.51.100.7 one limit', async () => {
+    now = 0;
+    expect(await from('/v4', '::ffff:198.51.100.7')).toBe(200);
+    expect(await from('/v4', '198.51.100.7')).toBe(429);
+    expect(await from('/v4', '::FFFF:C633:6407')).toBe(429);
+    expect(await from('/v4', '198.51.100.8')).toBe(200);
+  });
+
+  it('limits a forwarded value that is not an address by its text, without an error', async () => {
+    now = 0;
+    expect(await from('/garbage', 'unknown')).toBe(200);
+    expect(await from('/garbage', 'unknown')).toBe(429);
+  });
+
+  it('checks ipv6Subnet, and refuses it beside a custom key', () => {
+    expect(() => fastifyRateLimit({ limiter: limiter(), ipv6Subnet: 64.5 })).toThrow(exactly(RangeError, 'Expected `ipv6Subnet` to be an integer prefix length from 1 to 128, or false, got `64.5` (number)'));
+    expect(() => fastifyRateLimit({ limiter: limiter(), ipv6Subnet: '64' as unknown as number })).toThrow(TypeError);
+    expect(() => fastifyRateLimit({ limiter: limiter(), key: () => 'k', ipv6Subnet: false })).toThrow(TypeError);
+  });
+});
+
 describe('the built ratewarden/fastify', () => {
   it('resolves through the exports map in both formats', async () => {
     const name: string = 'ratewarden/fastify';
     const esm = (await import(name)) as Record<string, unknown>;
-    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'fastifyRateLimit']);
+    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'fastifyRateLimit', 'ipKey']);
     const require = createRequire(import.meta.url);
     expect(require.resolve(name)).toMatch(/dist[\\/]fastify\.cjs$/);
     expect(typeof (require(name) as Record<string, unknown>).fastifyRateLimit).toBe('function');

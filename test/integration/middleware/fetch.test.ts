@@ -291,7 +291,7 @@ describe('the built ratewarden/fetch', () => {
   it('resolves through the exports map in both formats, free of Node built-ins', async () => {
     const name: string = 'ratewarden/fetch';
     const esm = (await import(name)) as Record<string, unknown>;
-    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'checkRateLimit', 'withRateLimit']);
+    expect(Object.keys(esm).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'checkRateLimit', 'ipKey', 'withRateLimit']);
     const require = createRequire(import.meta.url);
     expect(require.resolve(name)).toMatch(/dist[\\/]fetch\.cjs$/);
     expect(typeof (require(name) as Record<string, unknown>).withRateLimit).toBe('function');
