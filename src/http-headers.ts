@@ -42,13 +42,6 @@ export interface RateLimitHeadersOptions {
   readonly legacy?: boolean;
 }
 
-/** A group result's extra fields (see `RateLimitGroup`), as far as headers need them. */
-interface GroupLike extends RateLimitResult {
-  readonly results: readonly RateLimitResult[];
-  readonly names: readonly string[];
-  readonly binding: number;
-}
-
 /**
  * The HTTP header fields that describe a decision, as a plain object of field name → value
  * (names in their usual capitalisation; HTTP field names are case-insensitive):
@@ -62,19 +55,31 @@ interface GroupLike extends RateLimitResult {
  *   Structured Field Integer are clamped to 999,999,999,999,999.
  * - `Retry-After`, only when the request was rejected and waiting can help: the wait in whole
  *   delay-seconds, rounded **up** and at least 1 (RFC 9110 §10.2.3: never fractional, and 0
- *   would invite an immediate retry that is still rejected). Absent when `retryAfter` is
- *   `Infinity` (a cost above the limit: waiting does not help).
- * - With `legacy: true`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`.
+ *   would invite an immediate retry that is still rejected), at most 999,999,999,999,999.
+ *   Absent when `retryAfter` is `Infinity` (a cost above the limit: waiting does not help).
+ * - With `legacy: true`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`
+ *   (each a non-negative integer in decimal digits).
+ *
+ * The result is checked first, as {@link RateLimitResult} documents it, so that nothing but
+ * valid fields is ever sent: `allowed` a boolean; `limit` and `remaining` non-negative safe
+ * integers with `remaining <= limit`; `retryAfter` a non-negative number of seconds or
+ * `Infinity`; `resetAfter` a finite non-negative number of seconds. A group result (one with a
+ * `results` array) also needs a non-empty `results` of such results, `names` with one string per
+ * result, and `binding` an index into `results`. Names are sent as Structured Field Strings, so
+ * each must be printable ASCII.
  *
  * @param result - a `RateLimitResult`, or a `GroupResult` (then one policy per limit).
  * @param options - {@link RateLimitHeadersOptions}.
  * @returns a new object; values are strings.
- * @throws {RateWardenTypeError} when `result` is not an object, `options.policy` is missing or
- *   not an object (or array of them), a policy name is not a string, or `standard` / `legacy`
- *   is not a boolean.
- * @throws {RateWardenRangeError} when a window is not a number of seconds from 0.001 to
- *   999,999,999,999,999, a name has
- *   characters outside printable ASCII, or a group result gets a different number of policies.
+ * @throws {RateWardenTypeError} when `result` (or a member of a group's `results`) is not an
+ *   object or one of its fields has the wrong type (named in the message, such as
+ *   `result.results[1].remaining`), `options.policy` is missing or not an object (or array of
+ *   them), a policy name is not a string, or `standard` / `legacy` is not a boolean.
+ * @throws {RateWardenRangeError} when a field of the result is out of its range (a negative,
+ *   fractional or `NaN` count, `remaining` above `limit`, a negative or `NaN` time, an infinite
+ *   `resetAfter`, a `binding` outside `results`, an empty group), a window is not a number of
+ *   seconds from 0.001 to 999,999,999,999,999, a policy or group name has characters outside
+ *   printable ASCII, or a group result gets a different number of policies.
  *
  * @example
  * ```ts
@@ -84,39 +89,38 @@ interface GroupLike extends RateLimitResult {
  * ```
  */
 export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHeadersOptions): Record<string, string> {
-  checkObject('result', result, 'a RateLimitResult');
+  const checked = checkResult(result);
   checkObject('options', options, 'an object with a `policy`');
   const standard = optionalBoolean('standard', options.standard, true);
   const legacy = optionalBoolean('legacy', options.legacy, false);
-  const group = isGroup(result) ? result : undefined;
-  const results: readonly RateLimitResult[] = group === undefined ? [result] : group.results;
-  const policies = policiesOf(options.policy, results.length, group?.names);
+  const { top, results, names, binding } = checked;
+  const policies = policiesOf(options.policy, results.length, names);
   const headers: Record<string, string> = {};
   if (standard) {
     let policyField = '';
     let limitField = '';
     for (let i = 0; i < results.length; i++) {
-      const r = results[i] as RateLimitResult;
+      const r = results[i] as CheckedResult;
       const p = policies[i] as { name: string; window: number };
       const name = sfString(p.name);
       const separator = i === 0 ? '' : ', ';
-      policyField += `${separator}${name};q=${sfInteger(r.limit)};w=${p.window}`;
+      policyField += `${separator}${name};q=${sfInteger(r.limit)};w=${sfInteger(p.window)}`;
       // t: when more quota is available. For a limit that turns the request away, that is when
       // the request fits (as Retry-After says, never earlier); otherwise when the window is clear.
-      const t = !r.allowed && r.retryAfter !== Infinity ? Math.max(1, Math.ceil(r.retryAfter)) : wholeSeconds(r.resetAfter);
+      const t = !r.allowed && r.retryAfter !== Infinity ? delaySeconds(r.retryAfter) : wholeSeconds(r.resetAfter);
       limitField += `${separator}${name};r=${sfInteger(r.remaining)};t=${sfInteger(t)}`;
     }
     headers['RateLimit-Policy'] = policyField;
     headers.RateLimit = limitField;
   }
-  if (!result.allowed && result.retryAfter !== Infinity) {
-    headers['Retry-After'] = String(Math.max(1, Math.ceil(result.retryAfter)));
+  if (!top.allowed && top.retryAfter !== Infinity) {
+    headers['Retry-After'] = String(delaySeconds(top.retryAfter));
   }
   if (legacy) {
-    const binding = group === undefined ? result : (group.results[group.binding] ?? result);
-    headers['X-RateLimit-Limit'] = String(binding.limit);
-    headers['X-RateLimit-Remaining'] = String(result.remaining);
-    headers['X-RateLimit-Reset'] = String(wholeSeconds(binding.resetAfter));
+    const bound = results[binding] ?? top;
+    headers['X-RateLimit-Limit'] = String(bound.limit);
+    headers['X-RateLimit-Remaining'] = String(top.remaining);
+    headers['X-RateLimit-Reset'] = String(wholeSeconds(bound.resetAfter));
   }
   return headers;
 }
@@ -142,39 +146,112 @@ export interface RateLimitProblem {
  * @param result - the rejected result.
  * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
  *   `"Too Many Requests"`).
- * @throws {RateWardenTypeError} when `result` or `options` is not an object, or `type` or
- *   `title` is given and not a string.
+ * @throws {RateWardenTypeError} when `result` or `options` is not an object, a field of
+ *   `result` has the wrong type, or `type` or `title` is given and not a string.
+ * @throws {RateWardenRangeError} when a field of `result` is out of its range (as for
+ *   {@link rateLimitHeaders}).
  */
 export function rateLimitProblem(
   result: RateLimitResult,
   options: { readonly type?: string; readonly title?: string } = {},
 ): RateLimitProblem {
-  checkObject('result', result, 'a RateLimitResult');
+  const { top } = checkResult(result);
   checkObject('options', options, 'an object or undefined');
   const type: unknown = options.type ?? 'about:blank';
   const title: unknown = options.title ?? 'Too Many Requests';
   if (typeof type !== 'string') throw typeError('type', 'a string (a URI)', type);
   if (typeof title !== 'string') throw typeError('title', 'a string', title);
-  if (result.retryAfter === Infinity) {
+  if (top.retryAfter === Infinity) {
     return {
       type,
       title,
       status: 429,
-      detail: `This request costs more than the limit of ${result.limit} allows; it can never be accepted.`,
+      detail: `This request costs more than the limit of ${top.limit} allows; it can never be accepted.`,
     };
   }
-  const wait = Math.max(1, Math.ceil(result.retryAfter));
+  const wait = delaySeconds(top.retryAfter);
   return {
     type,
     title,
     status: 429,
-    detail: `Rate limit of ${result.limit} exceeded; retry in ${wait} s.`,
+    detail: `Rate limit of ${top.limit} exceeded; retry in ${wait} s.`,
     retryAfter: wait,
   };
 }
 
-function isGroup(result: RateLimitResult): result is GroupLike {
-  return Array.isArray((result as Partial<GroupLike>).results);
+/** The fields of a result the headers use, read once and checked. */
+interface CheckedResult {
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly retryAfter: number;
+  readonly limit: number;
+  readonly resetAfter: number;
+}
+
+/** A checked result: the top-level fields, and one entry per limit (one for a plain result). */
+interface Checked {
+  readonly top: CheckedResult;
+  readonly results: readonly CheckedResult[];
+  /** A group's names, checked as strings (their characters are checked with the policies). */
+  readonly names: readonly string[] | undefined;
+  readonly binding: number;
+}
+
+/**
+ * Checks a result (or a group result, one with a `results` array) against what
+ * {@link RateLimitResult} documents, reading each field once.
+ * @throws {RateWardenTypeError} / {@link RateWardenRangeError} naming the field.
+ */
+function checkResult(result: unknown): Checked {
+  const top = checkFields('result', result);
+  const list: unknown = (result as { results?: unknown }).results;
+  if (!Array.isArray(list)) return { top, results: [top], names: undefined, binding: 0 };
+  if (list.length === 0) throw rangeError('result.results', 'a non-empty array (one result per limit of a group)', list);
+  const results = list.map((r: unknown, i) => checkFields(`result.results[${i}]`, r));
+  const names: unknown = (result as { names?: unknown }).names;
+  if (!Array.isArray(names)) throw typeError('result.names', 'an array of names (one per result)', names);
+  if (names.length !== results.length) {
+    throw rangeError('result.names', `an array of ${results.length} names (one per result)`, names);
+  }
+  names.forEach((name: unknown, i) => {
+    if (typeof name !== 'string') throw typeError(`result.names[${i}]`, 'a string of printable ASCII', name);
+  });
+  const binding: unknown = (result as { binding?: unknown }).binding;
+  const range = `an index into \`result.results\` (an integer from 0 to ${results.length - 1})`;
+  if (typeof binding !== 'number') throw typeError('result.binding', range, binding);
+  if (!Number.isInteger(binding) || binding < 0 || binding >= results.length) throw rangeError('result.binding', range, binding);
+  return { top, results, names: names as string[], binding };
+}
+
+/** Checks the fields of one result; `path` names it in errors. */
+function checkFields(path: string, value: unknown): CheckedResult {
+  checkObject(path, value, 'a RateLimitResult');
+  const r = value as Partial<Record<keyof CheckedResult, unknown>>;
+  const allowed = r.allowed;
+  if (typeof allowed !== 'boolean') throw typeError(`${path}.allowed`, 'a boolean', allowed);
+  const limit = checkCount(`${path}.limit`, r.limit, 'a non-negative safe integer');
+  const remaining = checkCount(`${path}.remaining`, r.remaining, `a non-negative safe integer, at most \`limit\` (${limit})`);
+  if (remaining > limit) throw rangeError(`${path}.remaining`, `a non-negative safe integer, at most \`limit\` (${limit})`, remaining);
+  const retryAfter = checkTime(`${path}.retryAfter`, r.retryAfter, true);
+  const resetAfter = checkTime(`${path}.resetAfter`, r.resetAfter, false);
+  return { allowed, remaining, retryAfter, limit, resetAfter };
+}
+
+/** A count: a non-negative safe integer. */
+function checkCount(name: string, value: unknown, expected: string): number {
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (!Number.isSafeInteger(value) || value < 0) throw rangeError(name, expected, value);
+  return value;
+}
+
+/** A time in seconds: finite and non-negative, or `Infinity` where it means "never". */
+function checkTime(name: string, value: unknown, infinite: boolean): number {
+  const expected = infinite
+    ? 'a non-negative number of seconds, or Infinity (never)'
+    : 'a finite non-negative number of seconds';
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (!(value >= 0) || (value === Infinity && !infinite)) throw rangeError(name, expected, value);
+  return value;
 }
 
 /** Checks and normalises the policies: one per result, with names and whole-second windows. */
@@ -192,9 +269,12 @@ function policiesOf(
     checkObject(`policy[${i}]`, p, 'a RateLimitPolicy');
     // The quota's rule for windows, capped at what a Structured Field Integer can carry.
     const window = checkSeconds(`policy[${i}].windowSeconds`, p.windowSeconds, SF_INTEGER_MAX);
-    const name: unknown = p.name ?? names?.[i] ?? 'default';
-    if (typeof name !== 'string') throw typeError(`policy[${i}].name`, 'a string of printable ASCII', name);
-    if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(`policy[${i}].name`, 'a string of printable ASCII (0x20-0x7E)', name);
+    const own: unknown = p.name;
+    // A Structured Field String holds printable ASCII only (RFC 9651 §3.3.3).
+    const field = own !== undefined ? `policy[${i}].name` : names !== undefined ? `result.names[${i}]` : 'name';
+    const name: unknown = own ?? names?.[i] ?? 'default';
+    if (typeof name !== 'string') throw typeError(field, 'a string of printable ASCII', name);
+    if (!/^[\x20-\x7e]*$/.test(name)) throw rangeError(field, 'a string of printable ASCII (0x20-0x7E)', name);
     return { name, window: Math.ceil(window) };
   });
 }
@@ -212,7 +292,16 @@ function sfString(value: string): string {
   return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
-/** Seconds rounded up to a whole non-negative integer (delta-seconds). */
+/** Checked seconds rounded up to a whole non-negative integer, at most {@link SF_INTEGER_MAX}. */
 function wholeSeconds(seconds: number): number {
-  return seconds > 0 ? Math.ceil(seconds) : 0;
+  return seconds > 0 ? Math.min(Math.ceil(seconds), SF_INTEGER_MAX) : 0;
+}
+
+/**
+ * A checked finite wait as RFC 9110 delay-seconds: rounded up, at least 1 (0 would invite a
+ * retry that is still refused), at most {@link SF_INTEGER_MAX} (`String` of a larger number
+ * could be exponent notation, which is not delay-seconds).
+ */
+function delaySeconds(seconds: number): number {
+  return Math.max(1, wholeSeconds(seconds));
 }

@@ -1,6 +1,17 @@
 // rateLimitHeaders and rateLimitProblem: exact field values for single and group results.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GCRA, RateLimitGroup, RateLimiter, rateLimitHeaders, rateLimitProblem, type RateLimitResult } from '../../src/index.js';
+import {
+  GCRA,
+  RateLimitGroup,
+  RateLimiter,
+  RateWardenRangeError,
+  RateWardenTypeError,
+  rateLimitHeaders,
+  rateLimitProblem,
+  type RateLimitHeadersOptions,
+  type RateLimitResult,
+} from '../../src/index.js';
 
 function result(partial: Partial<RateLimitResult>): RateLimitResult {
   return { allowed: true, remaining: 0, retryAfter: 0, limit: 10, resetAfter: 0, ...partial };
@@ -121,4 +132,323 @@ it('rateLimitProblem names a result or options that is not an object', () => {
   expect(() => rateLimitProblem(null as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_RATEWARDEN_INVALID_TYPE', message: 'Expected `result` to be a RateLimitResult, got `null` (null)' }));
   const rejected: RateLimitResult = { allowed: false, remaining: 0, retryAfter: 2, limit: 1, resetAfter: 2 };
   expect(() => rateLimitProblem(rejected, null as never)).toThrow(/`options` to be an object or undefined, got `null`/);
+});
+
+// ---- impossible results --------------------------------------------------------------------------
+
+/** The library's error: its class, stable code and exact message. */
+const exactly = (type: typeof TypeError | typeof RangeError, message: string): unknown =>
+  expect.objectContaining({
+    name: type.name,
+    code: type === TypeError ? 'ERR_RATEWARDEN_INVALID_TYPE' : 'ERR_RATEWARDEN_OUT_OF_RANGE',
+    message,
+  });
+
+describe('a header builder refuses a result it cannot describe in valid fields, naming the field', () => {
+  const policy = { windowSeconds: 60 };
+  it.each([
+    // The issue's inputs: q=NaN, r=-5, q=1.5, Retry-After: NaN.
+    [{ limit: NaN }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `NaN` (number)'],
+    [{ remaining: -5 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `-5` (number)'],
+    [{ limit: 1.5 }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `1.5` (number)'],
+    [{ allowed: false, retryAfter: NaN }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `NaN` (number)'],
+    // The rest of the class.
+    [{ allowed: 'yes' }, TypeError, 'Expected `result.allowed` to be a boolean, got `"yes"` (string)'],
+    [{ allowed: undefined }, TypeError, 'Expected `result.allowed` to be a boolean, got `undefined` (undefined)'],
+    [{ remaining: '3' }, TypeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `"3"` (string)'],
+    [{ remaining: 11 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `11` (number)'],
+    [{ remaining: 0.5 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `0.5` (number)'],
+    [{ limit: 2 ** 53, remaining: 0 }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `9007199254740992` (number)'],
+    [{ limit: Infinity }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `Infinity` (number)'],
+    [{ limit: 10n }, TypeError, 'Expected `result.limit` to be a non-negative safe integer, got `10n` (bigint)'],
+    [{ retryAfter: -1 }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `-1` (number)'],
+    [{ retryAfter: -Infinity }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `-Infinity` (number)'],
+    [{ retryAfter: null }, TypeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `null` (null)'],
+    [{ resetAfter: Infinity }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `Infinity` (number)'],
+    [{ resetAfter: NaN }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `NaN` (number)'],
+    [{ resetAfter: -0.5 }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `-0.5` (number)'],
+  ] as const)('%o: %o', (partial, type, message) => {
+    const bad = { ...result({}), ...partial } as unknown as RateLimitResult;
+    expect(() => rateLimitHeaders(bad, { policy })).toThrow(exactly(type, message));
+    expect(() => rateLimitHeaders(bad, { policy, standard: false, legacy: true })).toThrow(exactly(type, message));
+    expect(() => rateLimitProblem(bad)).toThrow(exactly(type, message));
+  });
+
+  it('refuses a group result with a bad member, names or binding, naming the field', () => {
+    const ok = result({ remaining: 1 });
+    const group = (extra: Record<string, unknown>): RateLimitResult =>
+      ({ ...ok, results: [ok, ok], names: ['a', 'b'], binding: 0, ...extra }) as unknown as RateLimitResult;
+    const policies = [{ windowSeconds: 1 }, { windowSeconds: 60 }];
+    const headers = (r: RateLimitResult): Record<string, string> => rateLimitHeaders(r, { policy: policies, legacy: true });
+    expect(headers(group({}))['RateLimit-Policy']).toBe('"a";q=10;w=1, "b";q=10;w=60');
+    expect(() => headers(group({ results: [ok, { ...ok, remaining: -5 }] }))).toThrow(
+      exactly(RangeError, 'Expected `result.results[1].remaining` to be a non-negative safe integer, at most `limit` (10), got `-5` (number)'),
+    );
+    expect(() => headers(group({ results: [ok, null] }))).toThrow(exactly(TypeError, 'Expected `result.results[1]` to be a RateLimitResult, got `null` (null)'));
+    expect(() => headers(group({ results: [] }))).toThrow(exactly(RangeError, 'Expected `result.results` to be a non-empty array (one result per limit of a group), got `array` (object)'));
+    expect(() => headers(group({ names: undefined }))).toThrow(exactly(TypeError, 'Expected `result.names` to be an array of names (one per result), got `undefined` (undefined)'));
+    expect(() => headers(group({ names: ['a'] }))).toThrow(exactly(RangeError, 'Expected `result.names` to be an array of 2 names (one per result), got `array` (object)'));
+    expect(() => headers(group({ names: ['a', 7] }))).toThrow(exactly(TypeError, 'Expected `result.names[1]` to be a string of printable ASCII, got `7` (number)'));
+    // A group's own names are checked as Structured Field Strings when they name the policies.
+    expect(() => headers(group({ names: ['a', 'b\n'] }))).toThrow(exactly(RangeError, 'Expected `result.names[1]` to be a string of printable ASCII (0x20-0x7E), got `"b\\n"` (string)'));
+    expect(() => rateLimitHeaders(group({ names: ['a', 'é'] }), { policy: [{ windowSeconds: 1 }, { windowSeconds: 60, name: 'ok' }] })).not.toThrow();
+    const range = 'an index into `result.results` (an integer from 0 to 1)';
+    expect(() => headers(group({ binding: 2 }))).toThrow(exactly(RangeError, `Expected \`result.binding\` to be ${range}, got \`2\` (number)`));
+    expect(() => headers(group({ binding: -1 }))).toThrow(exactly(RangeError, `Expected \`result.binding\` to be ${range}, got \`-1\` (number)`));
+    expect(() => headers(group({ binding: 0.5 }))).toThrow(RangeError);
+    expect(() => headers(group({ binding: '0' }))).toThrow(exactly(TypeError, `Expected \`result.binding\` to be ${range}, got \`"0"\` (string)`));
+  });
+
+  it('writes huge finite waits as digits, clamped to a Structured Field Integer, never in exponent form', () => {
+    const huge = result({ allowed: false, retryAfter: 1e300, resetAfter: 1e300 });
+    expect(rateLimitHeaders(huge, { policy, legacy: true })).toEqual({
+      'RateLimit-Policy': '"default";q=10;w=60',
+      RateLimit: '"default";r=0;t=999999999999999',
+      'Retry-After': '999999999999999',
+      'X-RateLimit-Limit': '10',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': '999999999999999',
+    });
+    expect(rateLimitProblem(huge).retryAfter).toBe(999_999_999_999_999);
+  });
+});
+
+// A strict parser of the Structured Fields used (RFC 8941 / RFC 9651 §4.2): Lists of Items with
+// Parameters; bare items are Integers, Decimals, Strings, Tokens or Booleans. Throws on anything
+// else, including surrounding or stray whitespace.
+type BareItem = { type: 'integer' | 'decimal'; value: number } | { type: 'string' | 'token'; value: string } | { type: 'boolean'; value: boolean };
+interface Item {
+  readonly value: BareItem;
+  readonly params: Map<string, BareItem>;
+}
+
+function parseList(input: string): Item[] {
+  let i = 0;
+  const fail = (why: string): never => {
+    throw new Error(`invalid Structured Field List at ${i}: ${why} in ${JSON.stringify(input)}`);
+  };
+  const bare = (): BareItem => {
+    const c = input[i];
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+      const match = /^-?([0-9]+)(\.([0-9]+))?/.exec(input.slice(i)) ?? fail('number');
+      const [text, whole = '', dot, fraction = ''] = match;
+      i += text.length;
+      if (dot === undefined) {
+        if (whole.length > 15) fail('integer of more than 15 digits');
+        return { type: 'integer', value: Number(text) };
+      }
+      if (whole.length > 12 || fraction.length === 0 || fraction.length > 3) fail('decimal');
+      return { type: 'decimal', value: Number(text) };
+    }
+    if (c === '"') {
+      i++;
+      let value = '';
+      for (;;) {
+        const d = input[i++] ?? fail('unterminated string');
+        if (d === '\\') {
+          const e = input[i++];
+          if (e !== '"' && e !== '\\') fail('bad escape');
+          value += e as string;
+        } else if (d === '"') {
+          return { type: 'string', value };
+        } else if (d < ' ' || d > '~') {
+          fail('non-printable character in string');
+        } else {
+          value += d;
+        }
+      }
+    }
+    if (c !== undefined && /[A-Za-z*]/.test(c)) {
+      const match = /^[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*/.exec(input.slice(i)) as RegExpExecArray;
+      i += match[0].length;
+      return { type: 'token', value: match[0] };
+    }
+    if (c === '?') {
+      const d = input[i + 1];
+      if (d !== '0' && d !== '1') fail('boolean');
+      i += 2;
+      return { type: 'boolean', value: d === '1' };
+    }
+    return fail('bare item');
+  };
+  const items: Item[] = [];
+  if (input.length === 0) fail('empty list');
+  for (;;) {
+    const value = bare();
+    const params = new Map<string, BareItem>();
+    while (input[i] === ';') {
+      i++;
+      while (input[i] === ' ') i++;
+      const key = (/^[a-z*][a-z0-9_\-.*]*/.exec(input.slice(i)) ?? fail('parameter key'))[0];
+      i += key.length;
+      let param: BareItem = { type: 'boolean', value: true };
+      if (input[i] === '=') {
+        i++;
+        param = bare();
+      }
+      params.set(key, param);
+    }
+    items.push({ value, params });
+    while (input[i] === ' ' || input[i] === '\t') i++;
+    if (i === input.length) return items;
+    if (input[i] !== ',') fail('expected a comma');
+    i++;
+    while (input[i] === ' ' || input[i] === '\t') i++;
+    if (i === input.length) fail('trailing comma');
+  }
+}
+
+/** A non-negative Integer parameter, or the test fails. */
+function integerParam(item: Item, key: string): number {
+  const param = item.params.get(key);
+  expect(param?.type, `parameter ${key}`).toBe('integer');
+  const value = param?.value as number;
+  expect(value).toBeGreaterThanOrEqual(0);
+  return value;
+}
+
+/** Checks every field rateLimitHeaders may send against its grammar. */
+function checkHeaders(headers: Record<string, string>, standard: boolean, legacy: boolean): void {
+  const expected = [
+    ...(standard ? ['RateLimit', 'RateLimit-Policy'] : []),
+    ...('Retry-After' in headers ? ['Retry-After'] : []),
+    ...(legacy ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] : []),
+  ];
+  expect(Object.keys(headers).sort()).toEqual(expected.sort());
+  if (standard) {
+    const policies = parseList(headers['RateLimit-Policy'] as string);
+    const limits = parseList(headers.RateLimit as string);
+    expect(limits.length).toBe(policies.length);
+    policies.forEach((p, i) => {
+      expect(p.value.type).toBe('string');
+      expect([...p.params.keys()]).toEqual(['q', 'w']);
+      integerParam(p, 'q');
+      expect(integerParam(p, 'w')).toBeGreaterThanOrEqual(1);
+      const l = limits[i] as Item;
+      expect(l.value).toEqual(p.value);
+      expect([...l.params.keys()]).toEqual(['r', 't']);
+      expect(integerParam(l, 'r')).toBeLessThanOrEqual(integerParam(p, 'q'));
+      integerParam(l, 't');
+    });
+  }
+  // RFC 9110 §10.2.3: delay-seconds = 1*DIGIT (and at least 1 here).
+  if ('Retry-After' in headers) {
+    expect(headers['Retry-After']).toMatch(/^[1-9][0-9]{0,14}$/);
+  }
+  if (legacy) {
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(headers[name]).toMatch(/^(0|[1-9][0-9]*)$/);
+  }
+}
+
+describe('a header builder either throws a RateWarden error or sends only valid fields', () => {
+  it('the strict parser accepts what RFC 8941 allows and refuses the issue\'s fields', () => {
+    expect(parseList('"a";q=1;w=60, "b\\"c";q=0;w=1').length).toBe(2);
+    for (const bad of ['"a";q=N@N', '"a";r=-5;t=1"x', '"a";q=1;w=-', '"a";q=1.5;w=1.', '"a",', ' "a"', '"a";q=1234567890123456', '"é"', '"a";Q=1']) {
+      expect(() => parseList(bad), bad).toThrow(/invalid Structured Field List/);
+    }
+    // NaN (a Token), -5 and 1.5 are valid Structured Fields, but not what `r` and `q` may be.
+    expect(() => {
+      checkHeaders({ 'RateLimit-Policy': '"a";q=NaN;w=1', RateLimit: '"a";r=1;t=1' }, true, false);
+    }).toThrow();
+    expect(() => {
+      checkHeaders({ 'RateLimit-Policy': '"a";q=1.5;w=1', RateLimit: '"a";r=1;t=1' }, true, false);
+    }).toThrow();
+    expect(() => {
+      checkHeaders({ 'RateLimit-Policy': '"a";q=1;w=1', RateLimit: '"a";r=-5;t=1' }, true, false);
+    }).toThrow();
+  });
+
+  const hostileNumber = fc.oneof(
+    { weight: 6, arbitrary: fc.nat(1_000) },
+    { weight: 2, arbitrary: fc.double() },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(NaN, Infinity, -Infinity, -0, 0, 1, 1.5, -5, 2 ** 53, 2 ** 53 - 1, 999_999_999_999_999, 1e15, 1e21, 1e300, 5e-324),
+    },
+  );
+  const hostile = fc.oneof(
+    { weight: 12, arbitrary: hostileNumber },
+    { weight: 1, arbitrary: fc.anything() },
+  );
+  const flag = fc.oneof({ weight: 10, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.anything() });
+  const validResult = fc
+    .record({
+      allowed: fc.boolean(),
+      limit: fc.oneof(fc.nat(1_000), fc.constantFrom(0, 2 ** 53 - 1, 999_999_999_999_999, 1e15)),
+      remaining: fc.nat(),
+      retryAfter: fc.oneof(fc.constant(0), fc.constant(Infinity), fc.double({ min: 0, noNaN: true })),
+      resetAfter: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+    })
+    .map((r) => ({ ...r, remaining: r.limit === 0 ? 0 : r.remaining % (r.limit + 1) }));
+  const hostileResult = fc.record({ allowed: flag, remaining: hostile, retryAfter: hostile, limit: hostile, resetAfter: hostile });
+  const resultArb = fc.oneof({ weight: 3, arbitrary: validResult }, { weight: 2, arbitrary: hostileResult });
+  const nameArb = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('default', 'per-second', 'q"uote', 'back\\slash', '', ' ', '~!#') },
+    { weight: 1, arbitrary: fc.constantFrom('é', 'tab\t', 'nul\0', 'del\x7f') },
+    { weight: 1, arbitrary: fc.string() },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary' }) },
+  );
+  const policyArb = fc.record(
+    { windowSeconds: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 3600 }) }, { weight: 1, arbitrary: hostileNumber }), name: nameArb },
+    { requiredKeys: ['windowSeconds'] },
+  );
+  /** A result (plain or group) with policies: usually one per result, sometimes not. */
+  const caseArb = fc.integer({ min: 0, max: 3 }).chain((n) =>
+    fc.tuple(
+      n === 0
+        ? resultArb
+        : fc
+            .tuple(resultArb, fc.array(resultArb, { minLength: n, maxLength: n }), fc.array(nameArb, { minLength: n, maxLength: n }), fc.oneof({ weight: 4, arbitrary: fc.nat(n - 1) }, { weight: 1, arbitrary: hostile }))
+            .map(([top, results, names, binding]) => ({ ...top, results, names, binding })),
+      fc.oneof(
+        { weight: 4, arbitrary: n === 0 ? policyArb : fc.array(policyArb, { minLength: n, maxLength: n }) },
+        { weight: 1, arbitrary: fc.oneof(policyArb, fc.array(policyArb, { maxLength: 3 }), hostile) },
+      ),
+    ),
+  );
+  const options = fc.record({ standard: fc.option(flag, { nil: undefined }), legacy: fc.option(flag, { nil: undefined }) });
+
+  /** A RateWarden error, with its stable code and a message naming what it expected. */
+  const isRateWardenError = (error: unknown): boolean =>
+    (error instanceof RateWardenTypeError || error instanceof RateWardenRangeError) && /^Expected `[^`]+` to be /.test(error.message);
+
+  it('rateLimitHeaders: for arbitrary (hostile) results, policies and options', () => {
+    let sent = 0;
+    fc.assert(
+      fc.property(caseArb, options, ([r, policy], { standard, legacy }) => {
+        let headers: Record<string, string>;
+        try {
+          headers = rateLimitHeaders(r as unknown as RateLimitResult, { policy, standard, legacy } as unknown as RateLimitHeadersOptions);
+        } catch (error) {
+          expect(isRateWardenError(error), String(error)).toBe(true);
+          return;
+        }
+        sent++;
+        checkHeaders(headers, (standard as boolean | undefined) ?? true, (legacy as boolean | undefined) ?? false);
+      }),
+      { numRuns: 5000 },
+    );
+    // The generators reach the success path often enough for the check to mean something.
+    expect(sent).toBeGreaterThan(500);
+  });
+
+  it('rateLimitProblem: for arbitrary (hostile) results', () => {
+    fc.assert(
+      fc.property(caseArb, ([r]) => {
+        let problem: ReturnType<typeof rateLimitProblem>;
+        try {
+          problem = rateLimitProblem(r as unknown as RateLimitResult);
+        } catch (error) {
+          expect(isRateWardenError(error), String(error)).toBe(true);
+          return;
+        }
+        expect(problem.status).toBe(429);
+        expect(problem.detail).not.toMatch(/NaN|Infinity|e\+|-\d/);
+        if (problem.retryAfter !== undefined) {
+          expect(Number.isSafeInteger(problem.retryAfter) && problem.retryAfter >= 1 && problem.retryAfter <= 999_999_999_999_999).toBe(true);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });
