@@ -44,7 +44,9 @@ export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Reques
    * a source clients cannot forge — Cloudflare's `CF-Connecting-IP`, Deno's
    * `ServeHandlerInfo.remoteAddr`, Bun's `server.requestIP(request)`, or an `X-Forwarded-For`
    * entry appended by a proxy you run (the **rightmost** entry your own proxy added, never the
-   * leftmost one, which any client can set to a fresh value per request).
+   * leftmost one, which any client can set to a fresh value per request). Pass an address
+   * through `ipKey` (exported here), so that one IPv6 /64 network, and an IPv4 client in its
+   * IPv4-mapped form, count as one client.
    */
   readonly key: (request: Request) => User | string | PromiseLike<User | string>;
   /**
