@@ -15,6 +15,7 @@ import { hashTag } from './keys.js';
 import { redisLimitOf, type RedisLimit } from './redis-limit.js';
 import { describeReply, parseReply, toNumber } from './reply.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
+import { TICKS_PER_MS } from '../strategies/time.js';
 
 /** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock). */
 const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
@@ -149,8 +150,8 @@ export class RedisBatch implements StoreBatch {
     const redisTime = this.#time === 'redis';
     const args: string[] = [
       record ? '1' : '0',
-      redisTime ? '' : String(nowMs),
-      redisTime ? '' : String(Math.round(nowMs * 1000)),
+      // The reading on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
+      redisTime ? '' : String(Math.round(nowMs * TICKS_PER_MS)),
       redisTime ? '1' : String(LIMITER_TIME_MIN_EXPIRY_MS),
       '', // the deadline, set once the offset is known
     ];
@@ -165,7 +166,7 @@ export class RedisBatch implements StoreBatch {
       // offset leaves): nothing was written.
       throw new RateWardenRedisTimeoutError(timeoutSeconds);
     }
-    const results = parseReply(reply, requests, limits.map((l) => l.kind));
+    const results = parseReply(reply, requests, redisTime);
     if (results === undefined) throw new RateWardenRedisReplyError(describeReply(reply));
     return results;
   }
@@ -185,7 +186,7 @@ export class RedisBatch implements StoreBatch {
       if (this.#offsetUs === undefined) await this.#shake(keys);
       // Too late: the caller has reported a failure, so nothing may be sent that could write.
       if (state.timedOut) throw new RateWardenRedisTimeoutError(timeoutSeconds);
-      args[4] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#offsetUs as number)));
+      args[3] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#offsetUs as number)));
     }
     const reply = await this.#run(keys, args, state);
     this.#learn(Array.isArray(reply) ? reply[reply.length - 1] : undefined);

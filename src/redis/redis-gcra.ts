@@ -1,3 +1,4 @@
+import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
 import { GCRA } from '../strategies/gcra.js';
 import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 
@@ -8,17 +9,18 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
  * `window / threshold`; rejected requests wait exactly until they fit.
  *
  * **Layout:** one string per user, `<prefix>{<user id>}:gcra`, holding
- * `"<TAT × threshold> <threshold> <window ms>"` (the theoretical arrival time, scaled so each
- * step is exact, and the limit it was computed under, so that a tier change converts it as the
- * in-memory GCRA does). Each write sets the key to expire when its TAT passes, when the user is
- * back to a full burst, so idle keys vanish without a sweep. One key per decision, hash-tagged
- * with the user id: works on Redis Cluster.
+ * `"<at> <debt> <threshold> <window ms>"`: the time of the user's last recorded decision in
+ * ticks of 2^-10 ms, the theoretical arrival time's lead over it in units of `1 / threshold`
+ * tick (so each step is integer arithmetic), and the limit it was computed under (so that a tier
+ * change converts it as the in-memory GCRA does). Each write sets the key to expire when its
+ * theoretical arrival time passes, when the user is back to a full burst, so idle keys vanish
+ * without a sweep. One key per decision, hash-tagged with the user id: works on Redis Cluster.
  *
- * **Time:** the Redis server's clock (`TIME`), counted in milliseconds from
- * 2027-01-15T08:00:00Z (negative before it), so that `time × threshold` stays small: exact
- * (below 2^53) while `|time| × threshold < 2^53`, for instance for thresholds up to 285,000
- * within a year of that origin and 28,500 within ten; beyond, rounding stays below a
- * microsecond per decision. See {@link RedisStrategyOptions.time}.
+ * **Time and exactness:** the Redis server's clock (`TIME`), or the limiter's reading with
+ * `time: "limiter"` (see {@link RedisStrategyOptions.time}), on the in-memory strategies' grid of
+ * 2^-10 ms. Only differences of times are used and the state is integer, so decisions are exact
+ * for any clock reading (epoch times included) and identical to the in-memory {@link GCRA}'s;
+ * `threshold × windowMs` is at most 2^42 (`maxThresholdTimesWindowMs`).
  *
  * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), virtual scheduling
  * form; the algorithm of `redis-cell` and of Rust's `governor`.
@@ -41,6 +43,8 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 export class RedisGCRA extends RedisStrategy {
   /** `"redis-gcra"`. */
   readonly name = 'redis-gcra';
+  /** 2^42: the largest `threshold × windowMs`, as the in-memory {@link GCRA}'s. */
+  readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
   /**
    * @throws {RateWardenTypeError} when `options` is not an object, `client` is not a node-redis

@@ -12,9 +12,10 @@ const MAX_THRESHOLD = 10_000;
  * script per decision (`EVALSHA`, falling back to `EVAL` after `NOSCRIPT`).
  *
  * **Layout:** one sorted set per user, `<prefix>{<user id>}:log`, with one member per allowed
- * unit scored by its time in integer microseconds (exact arithmetic); members are
- * `<time>-<n>` (`n` in six digits, counting the members already at that time), unique even when
- * requests share a microsecond. Each decision that records sets
+ * unit scored by its time in integer ticks of 2^-10 ms (the in-memory strategies' grid: exact
+ * arithmetic, on differences of times only, at any clock reading); members are `<time>-<n>` (`n`
+ * in six digits, counting the members already at that time), unique even when requests share a
+ * tick. Each decision that records sets
  * the key's expiry to one window, so idle keys vanish from Redis without a sweep. One key per
  * decision, hash-tagged with the user id: works on Redis Cluster.
  *

@@ -73,8 +73,10 @@ export interface RedisStrategyOptions {
    * Whose clock times the decisions:
    * - `"redis"`: the Redis server's (`TIME`, read inside the script). Processes on different
    *   machines agree, whatever their own clocks. The limiter's clock is not used.
-   * - `"limiter"`: the limiter's (`clock` option, milliseconds), passed to the script. Only for
-   *   tests and replays driven by an injected or fake clock shared by every user of the prefix.
+   * - `"limiter"`: the limiter's (`clock` option, milliseconds), passed to the script on the
+   *   grid of 2^-10 ms (as an integer number of ticks), so that decisions and `retryAfter` are
+   *   exactly the in-memory strategies', at any reading (epoch times included). Only for tests
+   *   and replays driven by an injected or fake clock shared by every user of the prefix.
    *   Redis expires keys on its own clock, which does not follow an injected one, so in this
    *   mode keys are kept for at least an hour after their last write.
    * @default "redis"
@@ -82,7 +84,7 @@ export interface RedisStrategyOptions {
   readonly time?: 'redis' | 'limiter';
 }
 
-/** The longest window: times in microseconds stay far below 2^53. */
+/** The longest window: Redis's expiry times and integer replies stay in range. */
 const MAX_WINDOW_SECONDS = 100_000_000;
 
 /**
@@ -98,8 +100,8 @@ export abstract class RedisStrategy implements BatchingStore {
   /** Always `true`: each decision is one script, atomic in Redis; the limiter takes no lock. */
   readonly atomic = true;
   /**
-   * 100,000,000 seconds (about 3 years): the script's times are integer microseconds, exact
-   * below 2^53, and Redis's expiry times and integer replies must stay in range.
+   * 100,000,000 seconds (about 3 years): the script's waits, integer ticks of 2^-10 ms, stay
+   * below 2^53, and Redis's expiry times and integer replies in range.
    */
   readonly maxWindowSeconds = MAX_WINDOW_SECONDS;
   /** The key prefix. */

@@ -110,7 +110,8 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
     debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span);
     if (debt > span) debt = span;
     if (record) {
-      // The new quota applies from now on, whatever this decision.
+      // The new quota applies from now on, whatever this decision (so that a refusal's
+      // retryAfter, computed under it, holds); not from a peek.
       state.at = now;
       state.debt = debt;
       state.quota = quota;

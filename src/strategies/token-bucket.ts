@@ -121,7 +121,8 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quo
     level = Math.floor((level / fullOf(state.quota)) * full);
     if (level > full) level = full;
     if (record) {
-      // The new quota applies from now on, whatever this decision.
+      // The new quota applies from now on, whatever this decision (so that a refusal's
+      // retryAfter, computed under it, holds); not from a peek.
       state.level = level;
       state.last = now;
       state.quota = quota;

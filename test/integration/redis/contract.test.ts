@@ -32,6 +32,32 @@ const schedule = fc.record({
   ),
 });
 
+/**
+ * Issue 11: the clocks of the exactness suite (test/unit/strategies/exactness.test.ts) — epoch
+ * times, readings up to 2^45 ms, fractions — with thresholds near each strategy's maximum and
+ * costs near the threshold.
+ */
+const exactSchedule = fc.record({
+  base: fc.oneof(
+    fc.double({ min: 0, max: 1e7, noNaN: true }),
+    fc.integer({ min: 2 ** 40, max: 2 ** 45 }),
+    fc.double({ min: 2 ** 40, max: 2 ** 45, noNaN: true }),
+    fc.constant(1_764_500_000_000.123),
+  ),
+  windowMs: fc.oneof(fc.constantFrom(1, 1_000, 60_000), fc.integer({ min: 1, max: 5_000 })),
+  big: fc.boolean(),
+  below: fc.integer({ min: 0, max: 3 }),
+  ops: fc.array(
+    fc.record({
+      dt: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 3_000, noNaN: true }), fc.integer({ min: 0, max: 30 }).map((n) => n * 0.1), fc.constant(-1)),
+      key: fc.constantFrom('a', 'b'),
+      share: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1.01, noNaN: true })),
+      peek: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 30 },
+  ),
+});
+
 const pairs: readonly [string, () => RateLimitStrategy<unknown>, (options: RedisStrategyOptions) => RateLimitStore][] = [
   ['sliding-window log', () => new SlidingWindowLog(), (o) => new RedisSlidingWindowLog(o)],
   ['GCRA', () => new GCRA(), (o) => new RedisGCRA(o)],
@@ -76,6 +102,59 @@ describe.each(CLIENTS)("with %s", (name, connect) => {
       { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
     );
   }, 120_000);
+});
+
+describe.each(CLIENTS)('with %s, at epoch-scale and fractional clocks (issue 11)', (name, connect) => {
+  let c: TestClient;
+  beforeAll(async () => {
+    c = await connect(server.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it.each(pairs)('the in-memory and Redis %s decide identically, thresholds near the maximum, costs near the threshold', async (label, memory, redis) => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(exactSchedule, async ({ base, windowMs, big, below, ops }) => {
+        run++;
+        // The log's maximum on Redis is 10,000; GCRA's is threshold × windowMs <= 2^42.
+        const max = label === 'GCRA' ? Math.floor(2 ** 42 / windowMs) : 10_000;
+        const threshold = big ? max - below : 1 + below;
+        let now = base;
+        let lastRetry = 0;
+        const clock = (): number => now;
+        const options = { threshold, windowSeconds: windowMs / 1000, clock };
+        const local = new RateLimiter({ ...options, strategy: memory() });
+        const shared = new RateLimiter({ ...options, strategy: redis({ client: c.client, prefix: `exact:${name}:${label}:${run}:`, time: 'limiter' }) });
+        for (const op of ops) {
+          // dt −1: wait exactly the last retryAfter, as a caller computes it.
+          now += op.dt === -1 ? lastRetry * 1000 : op.dt;
+          const cost = Math.max(1, Math.round(op.share * threshold));
+          const expected = op.peek ? await local.peek(op.key, { cost }) : await local.allowRequest(op.key, { cost });
+          const actual = op.peek ? await shared.peek(op.key, { cost }) : await shared.allowRequest(op.key, { cost });
+          expect(actual, `${label} ${threshold}/${windowMs} ms, cost ${cost} at ${now}`).toEqual(expected);
+          if (!actual.allowed && actual.retryAfter !== Infinity) lastRetry = actual.retryAfter;
+        }
+      }),
+      { numRuns: Number(process.env.CONTRACT_RUNS ?? 60) },
+    );
+  }, 120_000);
+
+  it('RedisGCRA at 6,000,000 per second on an epoch clock admits exactly the threshold (issue 11, item 1)', async () => {
+    const limiter = new RateLimiter({
+      threshold: 6_000_000,
+      windowSeconds: 1,
+      clock: () => 1_764_500_000_000,
+      strategy: new RedisGCRA({ client: c.client, prefix: `epoch:${name}:`, time: 'limiter' }),
+    });
+    expect(await limiter.allowRequest('u', { cost: 5_999_999 })).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.allowRequest('u')).toMatchObject({ allowed: true, remaining: 0 });
+    const refused = await limiter.allowRequest('u');
+    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+    // One emission interval (1/6 µs) on the grid: one tick, rounded up to the microsecond.
+    expect(refused.retryAfter).toBe(0.000001);
+  });
 });
 
 // Called directly (without a limiter, whose time never runs backwards), the strategies see time

@@ -161,7 +161,7 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
       now += 1;
       expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
       expect(await limiter.allowRequest('alice', { cost: 5 })).toMatchObject({ allowed: false, retryAfter: Infinity });
-      expect(String(await c.command('GET', 't:{alice}:gcra'))).toMatch(/^\S+ 4 8000$/);
+      expect(String(await c.command('GET', 't:{alice}:gcra'))).toMatch(/^\S+ \S+ 4 8000$/);
     });
   });
 
@@ -435,19 +435,24 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   circular.push(circular);
 
   it.each([
-    ['remaining below 0', [1, -5, 0, 1000, 0]],
-    ['remaining above the limit', [1, 11, 0, 1000, 0]],
-    ['a wait while allowed', [1, 3, 5_000_000, 1000, 0]],
-    ['no wait while rejected', [0, 0, 0, 1000, 0]],
-    ['a negative wait', [0, 0, -5000, 1000, 0]],
-    ['a negative reset', [1, 3, 0, -5000, 0]],
-    ['a reset beyond the window', [1, 3, 0, 10_000_001, 0]],
-    ['never, while allowed', [1, 3, -1, 0, 0]],
-    ['nulls', [null, null, null, null, 0]],
-    ['empty strings', ['', '', '', '', 0]],
-    ['nested arrays', [[1], [4], [0], [10000], 0]],
-    ['booleans', [true, 3, 0, 0, 0]],
-    ['too few elements', [1, 3, 0, 0]],
+    // Per limit: allowed, remaining, wait (ticks of 2^-10 ms), resetAfter (ms), shift (ticks); then the server time.
+    ['remaining below 0', [1, -5, 0, 1000, 0, 0]],
+    ['remaining above the limit', [1, 11, 0, 1000, 0, 0]],
+    ['a wait while allowed', [1, 3, 5_120, 1000, 0, 0]],
+    ['no wait while rejected', [0, 0, 0, 1000, 0, 0]],
+    ['a negative wait', [0, 0, -5000, 1000, 0, 0]],
+    ['a fractional wait', [0, 0, 1.5, 1000, 0, 0]],
+    ['a wait beyond two windows', [0, 0, 2 * 1024 * 10_000 + 1, 1000, 0, 0]],
+    ['a negative reset', [1, 3, 0, -5000, 0, 0]],
+    ['a reset beyond the window', [1, 3, 0, 10_001, 0, 0]],
+    ['a negative shift', [0, 0, 1024, 1000, -1, 0]],
+    ['a fractional shift', [0, 0, 1024, 1000, 0.5, 0]],
+    ['never, while allowed', [1, 3, -1, 0, 0, 0]],
+    ['nulls', [null, null, null, null, null, 0]],
+    ['empty strings', ['', '', '', '', '', 0]],
+    ['nested arrays', [[1], [4], [0], [10000], [0], 0]],
+    ['booleans', [true, 3, 0, 0, 0, 0]],
+    ['too few elements', [1, 3, 0, 0, 0]],
     ['a circular array', circular],
     ['not an array', 'OK'],
   ])('%s: a RateWardenRedisReplyError, through the failure policy', async (_label, reply) => {
@@ -471,7 +476,7 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   it.each([
     ['not an array', 'OK'],
     ['an empty array', []],
-    ['a decision\'s reply', [1, 3, 0, 0, 0]],
+    ['a decision\'s reply', [1, 3, 0, 0, 0, 0]],
     ['a time that is not a number', ['soon']],
   ])('a handshake answered with %s: a RateWardenRedisReplyError, and no decision sent', async (_label, reply) => {
     const sent: string[] = [];
@@ -491,10 +496,10 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   });
 
   it('accepts the replies the script does return, from either client shape', async () => {
-    // The log replies in integer microseconds; GCRA in doubles (strings from RESP2 clients).
-    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_500_000, 9_000_000, 0]), prefix: 'p:' }) });
+    // Waits in integer ticks, resets in doubles (strings from RESP2 clients).
+    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_560_000, 9_000, 0, 0]), prefix: 'p:' }) });
     expect(await log.allowRequest('alice')).toEqual({ allowed: false, remaining: 0, retryAfter: 2.5, limit: 10, resetAfter: 9 });
-    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', 'inf', '1500.5', '0']), prefix: 'p:' }) });
+    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', -1, '1500.5', '0', '0']), prefix: 'p:' }) });
     expect(await gcra.allowRequest('alice', { cost: 11 })).toEqual({ allowed: false, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 1.5005 });
   });
 
