@@ -1,8 +1,10 @@
 /**
  * The key table: each tracked key's state for an in-memory strategy (`Map<string, State>`), the
  * quota last applied to keys under a tier, and forgetting keys whose window is clear — by
- * `cleanUp()`, by the incremental automatic sweep, and to make room under `maxKeys` — through
- * **one** routine (`#forgetIfClear`), so the three treat tiers alike. It also
+ * `cleanUp()`, by the incremental automatic sweep, and to make room under `maxKeys` — by
+ * **one** test (`#isClear`), so the three treat tiers alike. Room under `maxKeys` is found
+ * before a decision and made only once the decision allows, so that a rejected request (or a
+ * rejected group, {@link KeyTable.check}) forgets no key. It also
  * decides on its keys (the in-memory half of the limiter's one core operation), since only it
  * knows whether a key is new.
  *
@@ -35,6 +37,40 @@ export interface KeyTableOptions {
   readonly tiered: boolean;
   /** Called after each completed sweep: each `cleanUp()` and each full automatic pass. */
   readonly onSweep?: ((info: SweepInfo) => void) | undefined;
+}
+
+/**
+ * @internal One request of a joint decision on a key table ({@link KeyTable.check}): a group's
+ * member on this limiter.
+ */
+export interface TableRequest {
+  /** The key decided on; the keys of one joint decision are distinct. */
+  readonly key: string;
+  /** The limiter's clock in milliseconds, read for this request. */
+  readonly now: number;
+  /** A positive safe integer. */
+  readonly cost: number;
+  /** The quota to enforce. */
+  readonly quota: Quota;
+}
+
+/**
+ * @internal The outcome of {@link KeyTable.check}: what each request would get, as `peek`
+ * reports it, and the clear keys that recording must forget to make room for the new keys.
+ * Valid only in the synchronous step that made it (nothing may change the table in between).
+ */
+export interface TableCheck {
+  /** One result per request, in order. */
+  readonly results: readonly RateLimitResult[];
+  /** Clear keys to forget before recording (none unless `maxKeys` is reached). */
+  readonly evict: readonly string[];
+}
+
+/** Clear keys found for forgetting, and when a live key looked at clears (seconds). */
+interface ClearKeys {
+  readonly keys: string[];
+  /** Seconds until the first live key looked at is clear; `Infinity` when none was looked at. */
+  readonly soonest: number;
 }
 
 /**
@@ -122,16 +158,62 @@ export class KeyTable<State> {
     return result;
   }
 
-  /** The result a request would get now, recording nothing (a clear key may be forgotten). */
+  /**
+   * The result a request would get now, recording nothing and forgetting no key: a new key with
+   * no room under `maxKeys` gets the rejection a decision would give it, unless a clear key could
+   * be forgotten for it.
+   */
   peek(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const state = this.#states.get(key);
     if (state === undefined && this.#states.size >= this.#maxKeys) {
-      // A new key with no room: turned away unless a clear key can be forgotten now
-      // (forgetting it changes no decision), as a decision would do.
-      const full = this.#makeRoom(now, quota);
-      if (full !== undefined) return full;
+      const clear = this.#findClear(1, now, undefined);
+      if (clear.keys.length === 0) return noRoom(clear.soonest, quota);
     }
     return this.#strategy.peek(state, now, cost, quota);
+  }
+
+  /**
+   * Checks several requests on distinct keys together, recording nothing and forgetting no key:
+   * the keys a `RateLimitGroup` decides on this limiter (one limiter may be a group's member
+   * more than once, on different keys). Under `maxKeys`, room is needed for **every** new key
+   * among them at once: the new keys beyond the room there is (free slots, plus clear keys that
+   * recording would forget, never one of the requests' own) get the rejection a decision would
+   * give them. {@link record} then records them all, with the same outcome.
+   */
+  check(requests: readonly TableRequest[]): TableCheck {
+    const states = this.#states;
+    let fresh = 0;
+    let now = -Infinity;
+    for (const request of requests) {
+      if (!states.has(request.key)) fresh++;
+      if (request.now > now) now = request.now;
+    }
+    let room = this.#maxKeys - states.size;
+    let clear: ClearKeys = { keys: [], soonest: Infinity };
+    if (fresh > room) {
+      clear = this.#findClear(fresh - room, now, new Set(requests.map((r) => r.key)));
+      room += clear.keys.length;
+    }
+    const results = requests.map((request) => {
+      const state = states.get(request.key);
+      if (state === undefined) {
+        if (room <= 0) return noRoom(clear.soonest, request.quota);
+        room--;
+      }
+      return this.#strategy.peek(state, request.now, request.cost, request.quota);
+    });
+    return { results, evict: clear.keys };
+  }
+
+  /**
+   * Records the requests of a {@link check} whose results all allowed, in the same synchronous
+   * step: forgets the clear keys it found, then decides each request (each then allows, as the
+   * check said).
+   * @returns one result per request, after recording, in order.
+   */
+  record(requests: readonly TableRequest[], checked: TableCheck): RateLimitResult[] {
+    for (const key of checked.evict) this.#evict(key);
+    return requests.map((r) => this.consume(r.key, r.now, r.cost, r.quota));
   }
 
   /** Forgets `key`; returns whether it was tracked. */
@@ -168,10 +250,19 @@ export class KeyTable<State> {
    * @returns whether the key was forgotten.
    */
   #forgetIfClear(key: string, state: State, now: number): boolean {
-    if (!this.#strategy.sweep(state, now, this.#quotaOf(key))) return false;
+    if (!this.#isClear(key, state, now)) return false;
     this.#states.delete(key);
     if (this.#tiered) this.#quotas.delete(key);
     return true;
+  }
+
+  /**
+   * Asks the strategy to drop what has expired at `now` from `key`'s state, under the quota last
+   * applied to the key, and says whether the state is now clear: the one test of sweeps and of
+   * `maxKeys` alike.
+   */
+  #isClear(key: string, state: State, now: number): boolean {
+    return this.#strategy.sweep(state, now, this.#quotaOf(key));
   }
 
   /**
@@ -247,14 +338,18 @@ export class KeyTable<State> {
     this.#sliceTimer = slice;
   }
 
-  /** Decides on a key not tracked: makes room under `maxKeys`, keeps its state if allowed. */
+  /**
+   * Decides on a key not tracked, keeping its state if allowed. Under `maxKeys` with no free
+   * slot, a clear key is found first (or the request is rejected) and forgotten only once the
+   * request is allowed: a rejected request forgets nothing.
+   */
   #admit(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const states = this.#states;
+    let evict: string | undefined;
     if (states.size >= this.#maxKeys) {
-      const full = this.#makeRoom(now, quota);
-      if (full !== undefined) return full;
-    } else if (states.size === WARN_KEYS && !this.#warned) {
-      this.#warnUnbounded();
+      const clear = this.#findClear(1, now, undefined);
+      evict = clear.keys[0];
+      if (evict === undefined) return noRoom(clear.soonest, quota);
     }
     const strategy = this.#strategy;
     const fresh = strategy.createState(quota);
@@ -267,6 +362,8 @@ export class KeyTable<State> {
       );
     }
     if (result.allowed) {
+      if (evict !== undefined) this.#evict(evict);
+      else if (states.size === WARN_KEYS && !this.#warned) this.#warnUnbounded();
       states.set(key, fresh);
       if (this.#tiered) this.#noteQuota(key, quota);
     }
@@ -285,14 +382,19 @@ export class KeyTable<State> {
   }
 
   /**
-   * Makes room for a new key under `maxKeys`: forgets the first clear key among the next
-   * {@link EVICT_SCAN} longest-tracked ones. Returns `undefined` when it did, else the rejection
-   * for the new key.
+   * Looks for `needed` clear keys to forget under `maxKeys`, forgetting none: among the next
+   * {@link EVICT_SCAN} longest-tracked keys per key needed (each tracked key at most once),
+   * skipping `keep`. The search goes on from where the last one stopped (round robin over the
+   * tracked keys; restarting from the oldest would skip the Map's deleted slots again and
+   * again). A key looked at has what expired at `now` dropped (as a sweep does).
    */
-  #makeRoom(now: number, quota: Quota): RateLimitResult | undefined {
+  #findClear(needed: number, now: number, keep: ReadonlySet<string> | undefined): ClearKeys {
     const states = this.#states;
+    const keys: string[] = [];
     let soonest = Infinity;
-    for (let scanned = 0; scanned < EVICT_SCAN; scanned++) {
+    let live = false;
+    const looks = Math.min(EVICT_SCAN * needed, states.size);
+    for (let scanned = 0; scanned < looks && keys.length < needed; scanned++) {
       let next = this.#evictCursor?.next();
       if (next === undefined || next.done === true) {
         this.#evictCursor = states.entries();
@@ -300,25 +402,22 @@ export class KeyTable<State> {
         if (next.done === true) break;
       }
       const [key, state] = next.value;
-      if (this.#forgetIfClear(key, state, now)) {
-        this.#evicted++;
-        return undefined;
-      }
-      if (scanned === 0) {
+      if (keep?.has(key) === true) continue;
+      if (this.#isClear(key, state, now)) keys.push(key);
+      else if (!live) {
         // With every key looked at live, the first one gives the estimate of when room is made.
+        live = true;
         soonest = this.#strategy.peek(state, now, 1, this.#quotaOf(key)).resetAfter;
       }
     }
-    // None was clear: the next new key goes on from here (round robin over the tracked keys;
-    // restarting from the oldest would skip the Map's deleted slots again and again).
-    const wait = Math.min(soonest === Infinity ? quota.windowSeconds : soonest, quota.windowSeconds);
-    return {
-      allowed: false,
-      remaining: 0,
-      retryAfter: wait > 0 ? wait : quota.windowSeconds,
-      limit: quota.threshold,
-      resetAfter: 0,
-    };
+    return { keys, soonest };
+  }
+
+  /** Forgets the clear `key` to make room under `maxKeys`. */
+  #evict(key: string): void {
+    this.#states.delete(key);
+    if (this.#tiered) this.#quotas.delete(key);
+    this.#evicted++;
   }
 
   /** Warns once when many keys are tracked with nothing to bound them. */
@@ -332,4 +431,19 @@ export class KeyTable<State> {
     if (typeof process?.emitWarning === 'function') process.emitWarning(message, 'RateWardenWarning');
     else console.warn(message);
   }
+}
+
+/**
+ * The rejection of a new key when `maxKeys` keys are tracked and none of those looked at is
+ * clear: retry once the first live key looked at clears (`soonest` seconds), at most a window.
+ */
+function noRoom(soonest: number, quota: Quota): RateLimitResult {
+  const wait = Math.min(soonest, quota.windowSeconds);
+  return {
+    allowed: false,
+    remaining: 0,
+    retryAfter: wait > 0 ? wait : quota.windowSeconds,
+    limit: quota.threshold,
+    resetAfter: 0,
+  };
 }

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { deciderOf, type Decider } from './decider.js';
+import { NOT_DECIDED, deciderOf, type Decider } from './decider.js';
 import { RateWardenRangeError, isObject, notSynchronous, typeError } from './errors.js';
+import type { KeyTable, TableCheck, TableRequest } from './key-table.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
 import { costOf, keyOf, type RequestOptions, type User } from './request.js';
@@ -250,13 +251,13 @@ export class RateLimitGroup {
 
   #decideSync(user: User | string, options: RequestOptions | undefined, record: boolean): GroupResult {
     const { steps, cost } = this.#plan(user, options);
-    const nows = steps.map((s) => s.member.decider.now(s.quota));
-    const checked = steps.map((s, i) => inMemory(s, cost, nows[i] as number, false));
-    if (!record) return this.#combine(checked, null);
-    if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
-    const recorded = steps.map((s, i) => inMemory(s, cost, nows[i] as number, true));
+    const results = new Array<RateLimitResult>(steps.length);
+    const tables = checkInMemory(steps, cost, results);
+    if (!record) return this.#combine(results, null);
+    if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
+    recordInMemory(tables, results);
     // Every limit allowed on checking, so each allows on recording (same time, same state).
-    return this.#observed(steps, cost, this.#combine(recorded, recorded.every((r) => r.allowed)));
+    return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
   }
 
   /**
@@ -291,14 +292,13 @@ export class RateLimitGroup {
   }
 
   async #criticalSection(steps: readonly Step[], cost: number, record: boolean): Promise<GroupResult> {
-    const nows = steps.map((s) => s.member.decider.now(s.quota));
     const batch = this.#batch;
     if (batch !== undefined) {
       // One step for every limit (one script call for Redis): checked, and recorded only if all allow.
-      const requests: BatchRequest[] = steps.map((s, i) => ({
+      const requests: BatchRequest[] = steps.map((s) => ({
         store: s.member.decider.store as BatchingStore,
         key: s.key,
-        nowMs: nows[i] as number,
+        nowMs: s.member.decider.now(s.quota),
         cost,
         quota: s.quota,
       }));
@@ -306,38 +306,31 @@ export class RateLimitGroup {
       if (!record) return this.#combine(results, null);
       return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
     }
-    // Every check settles before the locks are released, even when one fails.
+    // The stores' limits first; every check settles before the locks are released, even when
+    // one fails. (The in-memory limits are checked once the awaits are over: they may change
+    // meanwhile.)
+    const nows = steps.map((s) => (s.member.inMemory ? 0 : s.member.decider.now(s.quota)));
     const settled = await Promise.allSettled(
-      steps.map(async (s, i) => s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, false)),
+      steps.map(async (s, i) =>
+        s.member.inMemory ? NOT_DECIDED : s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, false),
+      ),
     );
     const failed = settled.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
-    const checked = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
-    if (!checked.every((r) => r.allowed)) {
-      return record ? this.#observed(steps, cost, this.#combine(checked, false)) : this.#combine(checked, null);
-    }
-    // In-memory limits may have changed during the awaits: re-check and record them in one
-    // synchronous step.
+    const results = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
+    // The in-memory limits, checked (then recorded) in one synchronous step, all of a limiter's
+    // keys together.
+    const tables = checkInMemory(steps, cost, results);
+    if (!record) return this.#combine(results, null);
+    if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
+    recordInMemory(tables, results);
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
-      if (!s.member.inMemory) continue;
-      nows[i] = s.member.decider.now(s.quota);
-      checked[i] = inMemory(s, cost, nows[i] as number, false);
-    }
-    if (!record) return this.#combine(checked, null);
-    if (!checked.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(checked, false));
-    const recorded = new Array<RateLimitResult>(steps.length);
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i] as Step;
-      if (s.member.inMemory) recorded[i] = inMemory(s, cost, nows[i] as number, true);
-    }
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i] as Step;
-      if (!s.member.inMemory) recorded[i] = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+      if (!s.member.inMemory) results[i] = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
     }
     // A store shared with other processes may refuse on recording what it allowed on checking:
     // the group then reports the refusal (the limits already recorded stay recorded).
-    return this.#observed(steps, cost, this.#combine(recorded, recorded.every((r) => r.allowed)));
+    return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
   }
 
   /**
@@ -380,7 +373,54 @@ export class RateLimitGroup {
   }
 }
 
-/** The core operation of an in-memory member: a result, never a promise. */
-function inMemory(step: Step, cost: number, now: number, record: boolean): RateLimitResult {
-  return step.member.decider.decideAt(step.key, cost, step.quota, now, record) as RateLimitResult;
+/** The in-memory members of one limiter in a decision: its key table and their requests. */
+interface TableSteps {
+  readonly table: KeyTable<unknown>;
+  /** The members' places in the group's steps. */
+  readonly indices: number[];
+  readonly requests: TableRequest[];
+  /** The table's joint check, once made. */
+  checked: TableCheck | undefined;
+}
+
+/**
+ * Checks the in-memory members, recording nothing, and puts their results in `results`: the
+ * members on one limiter are checked together ({@link KeyTable.check}), so that under `maxKeys`
+ * room is needed for all of its new keys at once. Reads each member's clock.
+ * @returns the checks, for {@link recordInMemory} in the same synchronous step.
+ * @throws for a bad clock, or what a strategy throws (nothing recorded).
+ */
+function checkInMemory(steps: readonly Step[], cost: number, results: RateLimitResult[]): TableSteps[] {
+  const byTable = new Map<KeyTable<unknown>, TableSteps>();
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as Step;
+    const table = step.member.decider.table;
+    if (table === undefined) continue;
+    let entry = byTable.get(table);
+    if (entry === undefined) {
+      entry = { table, indices: [], requests: [], checked: undefined };
+      byTable.set(table, entry);
+    }
+    entry.indices.push(i);
+    entry.requests.push({ key: step.key, now: step.member.decider.now(step.quota), cost, quota: step.quota });
+  }
+  const tables = [...byTable.values()];
+  for (const entry of tables) {
+    const checked = entry.table.check(entry.requests);
+    entry.checked = checked;
+    entry.indices.forEach((index, j) => {
+      results[index] = checked.results[j] as RateLimitResult;
+    });
+  }
+  return tables;
+}
+
+/** Records the in-memory members checked by {@link checkInMemory}, every one allowed, in `results`. */
+function recordInMemory(tables: readonly TableSteps[], results: RateLimitResult[]): void {
+  for (const entry of tables) {
+    const recorded = entry.table.record(entry.requests, entry.checked as TableCheck);
+    entry.indices.forEach((index, j) => {
+      results[index] = recorded[j] as RateLimitResult;
+    });
+  }
 }

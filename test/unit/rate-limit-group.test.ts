@@ -201,3 +201,75 @@ describe('RateLimitGroup (stores)', () => {
     expect((await remote.peek('m')).remaining).toBe(99);
   });
 });
+
+describe('a refused group records nothing anywhere', () => {
+  /** The issue's case: one limiter twice, under maxKeys with room for one new key only. */
+  function crowded() {
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 3, clock: () => 0 });
+    limiter.allowRequestSync('bob');
+    limiter.allowRequestSync('carol');
+    const group = new RateLimitGroup([{ limiter }, { limiter, key: (u) => `org:${typeof u === 'string' ? u : u.id}` }]);
+    return { limiter, group };
+  }
+
+  it('one limiter twice, maxKeys nearly full: allowRequestSync', () => {
+    const { limiter, group } = crowded();
+    const before = limiter.stats();
+    const r = group.allowRequestSync('alice');
+    expect(r.allowed).toBe(false);
+    expect(r.results.map((x) => x.allowed)).toEqual([true, false]);
+    expect(limiter.peekSync('alice').remaining).toBe(5); // main: 4 (alice was recorded)
+    expect(limiter.size).toBe(2);
+    expect(limiter.stats()).toEqual({ ...before, rejected: before.rejected + 1 });
+  });
+
+  it('one limiter twice, maxKeys nearly full: allowRequest', async () => {
+    const { limiter, group } = crowded();
+    const r = await group.allowRequest('alice');
+    expect(r.allowed).toBe(false);
+    expect(limiter.peekSync('alice').remaining).toBe(5);
+    expect(limiter.size).toBe(2);
+  });
+
+  it('one limiter twice, maxKeys nearly full, with a store member: allowRequest', async () => {
+    const { limiter } = crowded();
+    const remote = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([limiter, remote, { limiter, key: (u) => `org:${typeof u === 'string' ? u : u.id}` }]);
+    const r = await group.allowRequest('alice');
+    expect(r.allowed).toBe(false);
+    expect(limiter.peekSync('alice').remaining).toBe(5);
+    expect((await remote.peek('alice')).remaining).toBe(5);
+    expect(limiter.size).toBe(2);
+  });
+
+  it('one limiter twice, maxKeys full with one clear key: the room for one new key is not counted twice', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 2, clock: () => now });
+    limiter.allowRequestSync('old');
+    now = 30_000;
+    limiter.allowRequestSync('live');
+    now = 61_000; // old is clear, live is not: room for one new key
+    const group = new RateLimitGroup([{ limiter }, { limiter, key: () => 'everyone' }]);
+    expect(group.peekSync('alice').allowed).toBe(false);
+    const r = group.allowRequestSync('alice');
+    expect(r.allowed).toBe(false);
+    expect(limiter.peekSync('alice', { cost: 5 }).allowed).toBe(true);
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
+  });
+
+  it('a member full under maxKeys with a clear key, another member refusing: no key forgotten', () => {
+    let now = 0;
+    const strict = new RateLimiter({ threshold: 1, windowSeconds: 600, clock: () => now });
+    const bounded = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 2, clock: () => now });
+    bounded.allowRequestSync('old');
+    now = 30_000;
+    bounded.allowRequestSync('live');
+    strict.allowRequestSync('alice');
+    now = 61_000;
+    const group = new RateLimitGroup([strict, bounded]);
+    const before = bounded.stats();
+    expect(group.allowRequestSync('alice').allowed).toBe(false);
+    expect(bounded.stats()).toEqual(before); // main: keys 1, evictedKeys 1
+    expect(bounded.size).toBe(2);
+  });
+});
