@@ -130,6 +130,34 @@ describe('maxKeys: floods of distinct keys', () => {
   });
 });
 
+describe('maxKeys: a refused request or a peek forgets no key', () => {
+  function full() {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, maxKeys: 2, clock: () => now });
+    limiter.allowRequestSync('old');
+    now = 30_000;
+    limiter.allowRequestSync('live');
+    now = 61_000; // old is clear: a new key may take its place
+    return limiter;
+  }
+
+  it('a new key refused by the strategy (cost above the threshold) forgets no key', () => {
+    const limiter = full();
+    expect(limiter.allowRequestSync('new', { cost: 3 })).toMatchObject({ allowed: false, retryAfter: Infinity });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0, rejected: 1 }); // main: keys 1, evictedKeys 1
+    expect(limiter.allowRequestSync('new', { cost: 2 }).allowed).toBe(true);
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 1 });
+  });
+
+  it('a peek of a new key forgets no key, and says what the decision would', () => {
+    const limiter = full();
+    expect(limiter.peekSync('new')).toMatchObject({ allowed: true, remaining: 2 });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 }); // main: keys 1, evictedKeys 1
+    expect(limiter.allowRequestSync('new')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 1 });
+  });
+});
+
 describe('the unbounded-keys warning', () => {
   it('warns once at a million keys with no sweep, maxKeys or cleanUp; not otherwise', { timeout: 30_000 }, () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});

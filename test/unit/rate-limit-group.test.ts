@@ -257,6 +257,20 @@ describe('a refused group records nothing anywhere', () => {
     expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
   });
 
+  it('one limiter twice, maxKeys full, the group\'s own tracked key clear: it is not the key forgotten for the other', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, maxKeys: 2, clock: () => now });
+    limiter.allowRequestSync('alice');
+    now = 30_000;
+    limiter.allowRequestSync('live');
+    now = 61_000; // alice is clear, live is not: no room for org:alice but alice's own slot
+    const group = new RateLimitGroup([{ limiter }, { limiter, key: (u) => `org:${typeof u === 'string' ? u : u.id}` }]);
+    expect(group.peekSync('alice').allowed).toBe(false);
+    expect(group.allowRequestSync('alice').allowed).toBe(false);
+    expect(limiter.peekSync('alice', { cost: 5 }).allowed).toBe(true); // main: alice recorded
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0, allowed: 2 });
+  });
+
   it('a member full under maxKeys with a clear key, another member refusing: no key forgotten', () => {
     let now = 0;
     const strict = new RateLimiter({ threshold: 1, windowSeconds: 600, clock: () => now });

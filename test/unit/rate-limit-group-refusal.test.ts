@@ -1,0 +1,302 @@
+// A refused group records nothing anywhere; an allowed one records its cost on every member.
+// Property over random groups: members drawn from a few limiters (the first group always has
+// one limiter twice, on the user's key and another), every in-memory strategy and stores,
+// maxKeys from 1 (full at once) up, tiers, costs, clock steps, allowRequestSync and
+// allowRequest. Checked two ways at every group call:
+// - against a model: fresh limiters replaying what was recorded so far, then the members'
+//   requests one by one (allowed only if each is); the group must decide as the model, and
+//   afterwards every limiter must answer every peek as the model's do;
+// - by comparing each limiter's observable state before and after: a refused group leaves
+//   peeks, size and stats as they were (but for the count of rejections of the limits that
+//   refused, as documented).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  FixedWindow,
+  GCRA,
+  RateLimitGroup,
+  RateLimiter,
+  SlidingWindowCounter,
+  SlidingWindowLog,
+  TokenBucket,
+  type GroupMember,
+  type RateLimitResult,
+  type RateLimiterStats,
+  type User,
+} from '../../src/index.js';
+import { AwaitingCounter, AwaitingStore } from '../support/stores.js';
+
+const KINDS = ['log', 'counter', 'fixed', 'bucket', 'gcra', 'store-log', 'store-gcra', 'store-counter'] as const;
+type Kind = (typeof KINDS)[number];
+
+interface LimiterConfig {
+  readonly kind: Kind;
+  readonly threshold: number;
+  readonly windowSeconds: number;
+  /** Ignored by stores (the limiter keeps no key for them). */
+  readonly maxKeys: number;
+  /** A tier for the keys starting with `org:`, when set. */
+  readonly orgTier: { readonly threshold: number; readonly windowSeconds: number } | undefined;
+}
+
+const KEY_FNS = {
+  own: undefined,
+  org: (u: User | string) => `org:${typeof u === 'string' ? u : u.id}`,
+  everyone: () => 'everyone',
+} as const;
+type KeyFn = keyof typeof KEY_FNS;
+
+/** Every key a limiter may be asked about: the users', the members' and fillers. */
+const KEYS = ['a', 'b', 'c', 'org:a', 'org:b', 'org:c', 'everyone', 'x', 'y'];
+const USERS = ['a', 'b', 'c'];
+
+type Op =
+  | { readonly op: 'advance'; readonly ms: number }
+  | { readonly op: 'direct'; readonly limiter: number; readonly key: string; readonly cost: number }
+  | { readonly op: 'group'; readonly group: number; readonly user: string; readonly cost: number; readonly sync: boolean };
+
+function strategyOf(kind: Kind) {
+  switch (kind) {
+    case 'log':
+      return new SlidingWindowLog();
+    case 'counter':
+      return new SlidingWindowCounter();
+    case 'fixed':
+      return new FixedWindow();
+    case 'bucket':
+      return new TokenBucket();
+    case 'gcra':
+      return new GCRA();
+    case 'store-log':
+      return new AwaitingStore(new SlidingWindowLog());
+    case 'store-gcra':
+      return new AwaitingStore(new GCRA(), { atomic: true });
+    case 'store-counter':
+      return new AwaitingCounter();
+  }
+}
+
+const isStore = (kind: Kind) => kind.startsWith('store-');
+
+/** A pool of limiters built from `configs`, on one clock. */
+function poolOf(configs: readonly LimiterConfig[]) {
+  const clock = { now: 0 };
+  const limiters = configs.map((c) => {
+    const tier = c.orgTier;
+    return new RateLimiter<unknown>({
+      threshold: c.threshold,
+      windowSeconds: c.windowSeconds,
+      strategy: strategyOf(c.kind),
+      clock: () => clock.now,
+      ...(isStore(c.kind) ? {} : { maxKeys: c.maxKeys }),
+      ...(tier === undefined ? {} : { limitFor: (_u: User | string, key: string) => (key.startsWith('org:') ? tier : undefined) }),
+    });
+  });
+  return { clock, limiters };
+}
+
+type Pool = ReturnType<typeof poolOf>;
+
+/** One recorded request, as the model replays it. */
+interface Recorded {
+  readonly at: number;
+  readonly limiter: number;
+  readonly key: string;
+  readonly cost: number;
+}
+
+async function decide(limiter: RateLimiter<unknown>, kind: Kind, key: string, cost: number): Promise<RateLimitResult> {
+  return isStore(kind) ? limiter.allowRequest(key, { cost }) : limiter.allowRequestSync(key, { cost });
+}
+
+/** Fresh limiters that have recorded `log`, at the time of its last entry. */
+async function replay(configs: readonly LimiterConfig[], log: readonly Recorded[]): Promise<Pool> {
+  const pool = poolOf(configs);
+  for (const entry of log) {
+    pool.clock.now = entry.at;
+    const result = await decide(pool.limiters[entry.limiter] as RateLimiter<unknown>, (configs[entry.limiter] as LimiterConfig).kind, entry.key, entry.cost);
+    expect(result.allowed, 'a recorded request replays as allowed').toBe(true);
+  }
+  return pool;
+}
+
+/** What can be seen of one limiter: peeks of every key at cost 1 and 3, size, stats. */
+interface Seen {
+  readonly peeks: readonly Pick<RateLimitResult, 'allowed' | 'remaining' | 'limit'>[];
+  readonly size: number;
+  readonly stats: RateLimiterStats;
+}
+
+async function look(limiter: RateLimiter<unknown>): Promise<Seen> {
+  const peeks: Pick<RateLimitResult, 'allowed' | 'remaining' | 'limit'>[] = [];
+  for (const key of KEYS) {
+    for (const cost of [1, 3]) {
+      const { allowed, remaining, limit } = await limiter.peek(key, { cost });
+      peeks.push({ allowed, remaining, limit });
+    }
+  }
+  return { peeks, size: limiter.size, stats: limiter.stats() };
+}
+
+const tierArb = fc.option(
+  fc.record({ threshold: fc.integer({ min: 1, max: 6 }), windowSeconds: fc.integer({ min: 1, max: 4 }) }),
+  { nil: undefined },
+);
+
+const configArb: fc.Arbitrary<LimiterConfig> = fc.record({
+  kind: fc.constantFrom(...KINDS),
+  threshold: fc.integer({ min: 1, max: 6 }),
+  windowSeconds: fc.integer({ min: 1, max: 4 }),
+  maxKeys: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(Infinity)),
+  orgTier: tierArb,
+});
+
+/** A group member: a limiter of the pool, by index, and its key function. */
+interface MemberSpec {
+  readonly limiter: number;
+  readonly key: KeyFn;
+}
+
+/** A group's members, each (limiter, key function) at most once. */
+const membersArb = (limiters: number): fc.Arbitrary<MemberSpec[]> =>
+  fc
+    .uniqueArray(
+      fc.record({ limiter: fc.integer({ min: 0, max: limiters - 1 }), key: fc.constantFrom<KeyFn>('own', 'org', 'everyone') }),
+      { minLength: 1, maxLength: 4, selector: (m) => `${m.limiter}/${m.key}` },
+    );
+
+const opArb = (limiters: number, groups: number): fc.Arbitrary<Op> =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 2_500 }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('direct' as const),
+        limiter: fc.integer({ min: 0, max: limiters - 1 }),
+        key: fc.constantFrom(...KEYS),
+        cost: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant('group' as const),
+        group: fc.integer({ min: 0, max: groups - 1 }),
+        user: fc.constantFrom(...USERS),
+        cost: fc.integer({ min: 1, max: 3 }),
+        sync: fc.boolean(),
+      }),
+    },
+  );
+
+const scenarioArb = fc
+  .record({
+    configs: fc.array(configArb, { minLength: 1, maxLength: 3 }),
+    // The first group always has limiter 0 twice, on two keys (the issue's shape).
+    twice: fc.constantFrom<KeyFn>('org', 'everyone'),
+  })
+  .chain(({ configs, twice }) =>
+    fc.record({
+      configs: fc.constant(configs),
+      groups: fc.tuple(
+        membersArb(configs.length).map((m): MemberSpec[] => [
+          { limiter: 0, key: 'own' },
+          { limiter: 0, key: twice },
+          ...m.filter((x) => x.limiter !== 0),
+        ]),
+        membersArb(configs.length),
+      ),
+      ops: fc.array(opArb(configs.length, 2), { minLength: 1, maxLength: 30 }),
+    }),
+  );
+
+describe('a refused group records nothing anywhere', () => {
+  it('property: random groups decide as the model, and a refused one changes no limiter', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async ({ configs, groups: memberLists, ops }) => {
+        const pool = poolOf(configs);
+        const groups = memberLists.map(
+          (members) =>
+            new RateLimitGroup(
+              members.map((m): GroupMember => {
+                const keyFn = KEY_FNS[m.key];
+                const limiter = pool.limiters[m.limiter] as RateLimiter<unknown>;
+                return keyFn === undefined ? { limiter } : { limiter, key: keyFn };
+              }),
+            ),
+        );
+        const inMemory = memberLists.map((members) => members.every((m) => !isStore((configs[m.limiter] as LimiterConfig).kind)));
+        const log: Recorded[] = [];
+        for (const op of ops) {
+          if (op.op === 'advance') {
+            pool.clock.now += op.ms;
+            continue;
+          }
+          if (op.op === 'direct') {
+            const limiter = pool.limiters[op.limiter] as RateLimiter<unknown>;
+            const r = await decide(limiter, (configs[op.limiter] as LimiterConfig).kind, op.key, op.cost);
+            if (r.allowed) log.push({ at: pool.clock.now, limiter: op.limiter, key: op.key, cost: op.cost });
+            continue;
+          }
+          const members = memberLists[op.group] as readonly MemberSpec[];
+          const group = groups[op.group] as RateLimitGroup;
+          const requests = members.map((m) => ({
+            at: pool.clock.now,
+            limiter: m.limiter,
+            key: m.key === 'own' ? op.user : m.key === 'org' ? `org:${op.user}` : 'everyone',
+            cost: op.cost,
+          }));
+          // The model: what was recorded so far, then each member's request, one by one.
+          const trial = await replay(configs, log);
+          trial.clock.now = pool.clock.now;
+          let fits = true;
+          const modelResults: RateLimitResult[] = [];
+          for (const q of requests) {
+            const r = await decide(trial.limiters[q.limiter] as RateLimiter<unknown>, (configs[q.limiter] as LimiterConfig).kind, q.key, q.cost);
+            modelResults.push(r);
+            if (!r.allowed) {
+              fits = false;
+              break;
+            }
+          }
+
+          const before = await Promise.all(pool.limiters.map(look));
+          const sync = op.sync && inMemory[op.group] === true;
+          const result = sync ? group.allowRequestSync(op.user, { cost: op.cost }) : await group.allowRequest(op.user, { cost: op.cost });
+          expect(result.allowed, `group ${op.group} for ${op.user} at ${pool.clock.now} ms`).toBe(fits);
+          const after = await Promise.all(pool.limiters.map(look));
+
+          if (result.allowed) {
+            log.push(...requests);
+            expect(result.results.map((r) => r.remaining)).toEqual(modelResults.map((r) => r.remaining));
+            for (let l = 0; l < pool.limiters.length; l++) {
+              const mine = members.filter((m) => m.limiter === l).length;
+              const b = before[l] as Seen;
+              const a = after[l] as Seen;
+              expect(a.stats.allowed).toBe(b.stats.allowed + mine);
+              expect(a.stats.rejected).toBe(b.stats.rejected);
+            }
+          } else {
+            for (let l = 0; l < pool.limiters.length; l++) {
+              const refusing = members.filter((m, i) => m.limiter === l && result.results[i]?.allowed === false).length;
+              const b = before[l] as Seen;
+              expect(after[l], `limiter ${l} unchanged by the refused group`).toEqual({
+                ...b,
+                stats: { ...b.stats, rejected: b.stats.rejected + refusing },
+              });
+            }
+          }
+          // Every limiter answers every peek as the model's (which recorded what the group did).
+          const model = await replay(configs, log);
+          model.clock.now = pool.clock.now;
+          const expected = await Promise.all(model.limiters.map(look));
+          for (let l = 0; l < pool.limiters.length; l++) {
+            expect((after[l] as Seen).peeks, `limiter ${l}'s peeks`).toEqual((expected[l] as Seen).peeks);
+            expect((after[l] as Seen).size, `limiter ${l}'s size`).toBe((expected[l] as Seen).size);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
