@@ -89,9 +89,10 @@ export class Decider<State> {
   /** The strategy's name, for messages. */
   readonly name: string;
   /**
-   * The per-key async mutex: serialises a store's decisions on a key, unless it is atomic. One
-   * per store, shared by the limiters that use it; a limiter of its own for an in-memory
-   * strategy (whose decisions are synchronous and never lock).
+   * The per-key async mutex: serialises a store's decisions on a key, unless it is atomic (its
+   * decisions then hold the key shared, only to keep out of a group's exclusive hold). One per
+   * store, shared by the limiters that use it; a limiter of its own for an in-memory strategy
+   * (whose decisions are synchronous and never lock).
    */
   readonly mutex: KeyedMutex;
   /** The mutex's place in the global lock order of a group's keys (then by key). */
@@ -163,8 +164,10 @@ export class Decider<State> {
   }
 
   /**
-   * A whole decision with a store, under the key's lock unless the store is atomic (the clock
-   * is read once the lock is held); counted and published when it settles, if it records.
+   * A whole decision with a store, under the key's lock (the clock is read once the lock is
+   * held): exclusive unless the store is atomic, shared if it is (atomic decisions of a key run
+   * together, but wait for a group that holds the key); counted and published when it settles,
+   * if it records.
    *
    * @param skip - asked once the lock is held: `true` decides nothing and resolves to
    *   {@link NOT_DECIDED} (a waiter aborted while its attempt waited for the lock).
@@ -179,11 +182,9 @@ export class Decider<State> {
       return record ? pending.then((result) => this.observer.observe(key, cost, result)) : pending;
     };
     if (this.#locking) return this.mutex.runExclusive(key, decide);
-    try {
-      return decide();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    // An atomic store: decisions run together, but never inside a group's check-then-record of
+    // the key (which holds it exclusively), so that the group's check stays true until it records.
+    return this.mutex.runShared(key, decide);
   }
 }
 

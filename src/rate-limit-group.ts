@@ -324,13 +324,17 @@ export class RateLimitGroup {
     if (!record) return this.#combine(results, null);
     if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
     recordInMemory(tables, results);
+    // The stores hold their keys (exclusively, atomic ones too), so each allows on recording what
+    // it allowed on checking; but a store shared with other processes may refuse: the group then
+    // reports the refusal, records no further limit, and the limits already recorded stay recorded.
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
-      if (!s.member.inMemory) results[i] = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+      if (s.member.inMemory) continue;
+      const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+      results[i] = recorded;
+      if (!recorded.allowed) return this.#observed(steps, cost, this.#combine(results, false));
     }
-    // A store shared with other processes may refuse on recording what it allowed on checking:
-    // the group then reports the refusal (the limits already recorded stay recorded).
-    return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
+    return this.#observed(steps, cost, this.#combine(results, true));
   }
 
   /**

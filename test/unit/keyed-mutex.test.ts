@@ -91,4 +91,68 @@ describe('KeyedMutex', () => {
       clock.uninstall();
     }
   });
+
+  it('runShared: shared callbacks of a key run together, never alongside an exclusive one, in arrival order', async () => {
+    const mutex = new KeyedMutex();
+    const log: string[] = [];
+    const gates = new Map<string, () => void>();
+    const held = (name: string) => () => {
+      log.push(`start ${name}`);
+      return new Promise<string>((resolve) => {
+        gates.set(name, () => {
+          log.push(`end ${name}`);
+          resolve(name);
+        });
+      });
+    };
+    const open = async (name: string) => {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      (gates.get(name) as () => void)();
+    };
+    // s1 and s2 share; x waits for both; s3 (after x) waits for x; s4 joins s3's run.
+    const s1 = mutex.runShared('k', held('s1'));
+    const s2 = mutex.runShared('k', held('s2'));
+    expect(log).toEqual(['start s1', 'start s2']); // at once, synchronously
+    const x = mutex.runExclusive('k', held('x'));
+    const s3 = mutex.runShared('k', held('s3'));
+    const s4 = mutex.runShared('k', held('s4'));
+    const other = mutex.runShared('other', () => 'other done');
+    expect(await other).toBe('other done');
+    await open('s1');
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(log).toEqual(['start s1', 'start s2', 'end s1']); // x still waits for s2
+    await open('s2');
+    await open('x');
+    await open('s3');
+    await open('s4');
+    expect(await Promise.all([s1, s2, x, s3, s4])).toEqual(['s1', 's2', 'x', 's3', 's4']);
+    expect(log).toEqual(['start s1', 'start s2', 'end s1', 'end s2', 'start x', 'end x', 'start s3', 'start s4', 'end s3', 'end s4']);
+    expect(mutex.size).toBe(0);
+  });
+
+  it('runShared: a shared run that ended lets the next exclusive callback in; errors release the hold', async () => {
+    const mutex = new KeyedMutex();
+    await expect(
+      mutex.runShared('k', () => {
+        throw new Error('sync failure');
+      }),
+    ).rejects.toThrow('sync failure');
+    await expect(mutex.runShared('k', () => Promise.reject(new Error('async failure')))).rejects.toThrow('async failure');
+    expect(mutex.size).toBe(0);
+    const order: string[] = [];
+    const first = mutex.runShared('k', async () => {
+      await Promise.resolve();
+      order.push('shared 1');
+    });
+    const exclusive = mutex.runExclusive('k', async () => {
+      order.push('exclusive in');
+      await Promise.resolve();
+      order.push('exclusive out');
+    });
+    const late = mutex.runShared('k', () => order.push('shared 2'));
+    expect(mutex.isLocked('k')).toBe(true);
+    await Promise.all([first, exclusive, late]);
+    expect(order).toEqual(['shared 1', 'exclusive in', 'exclusive out', 'shared 2']);
+    expect(mutex.size).toBe(0);
+  });
 });

@@ -299,4 +299,80 @@ describe('a refused group records nothing anywhere', () => {
       { numRuns: 300 },
     );
   });
+
+  it('property: concurrent groups and direct decisions record exactly what was allowed', async () => {
+    // Nothing expires (one clock reading, one-hour windows), so what a key holds is the sum of
+    // the costs allowed on it; no maxKeys here (the sequential property covers it).
+    const kinds = ['log', 'bucket', 'store-log', 'store-gcra', 'store-counter'] as const;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ kind: fc.constantFrom(...kinds), threshold: fc.integer({ min: 1, max: 6 }) }), { minLength: 1, maxLength: 3 }),
+        fc.array(membersArb(3), { minLength: 1, maxLength: 3 }),
+        fc.array(
+          fc.record({
+            group: fc.option(fc.nat(), { nil: undefined }), // undefined: a direct decision
+            limiter: fc.nat(),
+            key: fc.constantFrom(...KEYS),
+            user: fc.constantFrom(...USERS),
+            cost: fc.integer({ min: 1, max: 3 }),
+            sync: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        async (specs, memberLists, calls) => {
+          const configs = specs.map((c): LimiterConfig => ({ ...c, windowSeconds: 3_600, maxKeys: Infinity, orgTier: undefined }));
+          const { limiters } = poolOf(configs);
+          const lists = memberLists.map((members) => {
+            const seen = new Set<string>();
+            return members
+              .map((m) => ({ ...m, limiter: m.limiter % limiters.length }))
+              .filter((m) => !seen.has(`${m.limiter}/${m.key}`) && seen.add(`${m.limiter}/${m.key}`));
+          });
+          const groups = lists.map(
+            (members) =>
+              new RateLimitGroup(
+                members.map((m): GroupMember => {
+                  const keyFn = KEY_FNS[m.key];
+                  const limiter = limiters[m.limiter] as RateLimiter<unknown>;
+                  return keyFn === undefined ? { limiter } : { limiter, key: keyFn };
+                }),
+              ),
+          );
+          const allowed = new Map<string, number>();
+          const count = (limiter: number, key: string, cost: number) => {
+            const slot = `${limiter}/${key}`;
+            allowed.set(slot, (allowed.get(slot) ?? 0) + cost);
+          };
+          // Every call is made before any settles; synchronous ones are decided as they are made.
+          const pending = calls.map(async (call) => {
+            if (call.group === undefined) {
+              const l = call.limiter % limiters.length;
+              const kind = (configs[l] as LimiterConfig).kind;
+              const limiter = limiters[l] as RateLimiter<unknown>;
+              const r = call.sync && !isStore(kind) ? limiter.allowRequestSync(call.key, { cost: call.cost }) : await limiter.allowRequest(call.key, { cost: call.cost });
+              if (r.allowed) count(l, call.key, call.cost);
+              return;
+            }
+            const g = call.group % groups.length;
+            const members = lists[g] as readonly MemberSpec[];
+            const group = groups[g] as RateLimitGroup;
+            const sync = call.sync && members.every((m) => !isStore((configs[m.limiter] as LimiterConfig).kind));
+            const r = sync ? group.allowRequestSync(call.user, { cost: call.cost }) : await group.allowRequest(call.user, { cost: call.cost });
+            if (r.allowed) {
+              for (const m of members) count(m.limiter, m.key === 'own' ? call.user : m.key === 'org' ? `org:${call.user}` : 'everyone', call.cost);
+            }
+          });
+          await Promise.all(pending);
+          for (let l = 0; l < limiters.length; l++) {
+            const limiter = limiters[l] as RateLimiter<unknown>;
+            for (const key of KEYS) {
+              const held = limiter.threshold - (await limiter.peek(key)).remaining;
+              expect(held, `limiter ${l} (${(configs[l] as LimiterConfig).kind}), key ${key}`).toBe(allowed.get(`${l}/${key}`) ?? 0);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

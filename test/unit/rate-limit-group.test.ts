@@ -5,9 +5,10 @@ import {
   GCRA,
   RateLimitGroup,
   RateLimiter,
+  SlidingWindowLog,
   type RateLimitStore,
 } from '../../src/index.js';
-import { AwaitingCounter } from '../support/stores.js';
+import { AwaitingCounter, AwaitingStore } from '../support/stores.js';
 
 function pair() {
   const clock = { now: 0 };
@@ -269,6 +270,21 @@ describe('a refused group records nothing anywhere', () => {
     expect(group.allowRequestSync('alice').allowed).toBe(false);
     expect(limiter.peekSync('alice', { cost: 5 }).allowed).toBe(true); // main: alice recorded
     expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0, allowed: 2 });
+  });
+
+  it('an atomic store decided directly while the group checks it: the group records all or nothing', async () => {
+    const local = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => 0 });
+    const atomic = new AwaitingStore(new SlidingWindowLog(), { atomic: true });
+    const shared = new RateLimiter({ threshold: 1, windowSeconds: 60, strategy: atomic, clock: () => 0 });
+    const group = new RateLimitGroup([local, shared]);
+    // The direct decision arrives while the group holds the key between its check and its record.
+    const [g, d] = await Promise.all([group.allowRequest('k'), shared.allowRequest('k')]);
+    expect([g.allowed, d.allowed]).toEqual([true, false]); // main: [false, true], with local charged
+    expect(local.peekSync('k').remaining).toBe(4);
+    // And the other way round: the direct decision first, then the group is refused whole.
+    const [d2, g2] = await Promise.all([shared.allowRequest('m'), group.allowRequest('m')]);
+    expect([d2.allowed, g2.allowed]).toEqual([true, false]);
+    expect(local.peekSync('m').remaining).toBe(5);
   });
 
   it('a member full under maxKeys with a clear key, another member refusing: no key forgotten', () => {
