@@ -35,7 +35,9 @@ export interface GroupMember {
  * The outcome of a {@link RateLimitGroup} decision: the combined {@link RateLimitResult} plus the
  * result of each limit.
  *
- * - `allowed`: every limit allowed the request (and each recorded it); otherwise none recorded it.
+ * - `allowed`: every limit allowed the request (and each recorded it, once, its cost); otherwise
+ *   none recorded it, and no limiter changed (no key forgotten under `maxKeys` either; only the
+ *   limits that rejected count the rejection in `stats()`).
  * - `remaining`: the smallest `remaining` over the limits.
  * - `retryAfter`: the longest wait over the limits, in seconds (`Infinity` if the cost exceeds
  *   some limit's threshold); waiting that long satisfies every limit, if nothing else arrives.
@@ -75,17 +77,21 @@ interface Step {
  * 1,000 per hour for each user, or a per-user limit and a global one.
  *
  * With in-memory strategies the whole check — every limit checked, then every limit recorded —
- * is one synchronous step, so it is atomic with respect to any other decision. With stores, the
- * keys of the store limits are locked first (atomic stores too: the group checks, then records),
- * always in the same global order (by limiter, then key), so two groups that share limiters or
- * keys cannot deadlock; the in-memory limits are re-checked and recorded in one synchronous
- * step once the stores have been checked; then the stores record. When every limit is on
+ * is one synchronous step, so it is atomic with respect to any other decision. One limiter may
+ * be a member more than once, on different keys: under `maxKeys` its members are checked
+ * together, room for all of its new keys at once, and a clear key is forgotten to make room
+ * only when the group records. With stores, the keys of the store limits are locked first,
+ * exclusively (atomic stores too, whose own decisions of the key then wait: the group checks,
+ * then records, and nothing in this process lands in between), always in the same global order
+ * (by limiter, then key), so two groups that share limiters or keys cannot deadlock; once the
+ * stores have been checked, the in-memory limits are checked and recorded in one synchronous
+ * step; then the stores record. When every limit is on
  * stores sharing one `batch` ({@link BatchingStore}: the Redis strategies on one client), the
  * whole check is one step there: one script call that checks every limit and records them only
  * if all allow, atomic also against other processes.
  * If recording fails in a store (a store error), or a store shared with other processes refuses
  * on recording what it allowed on checking, the group raises the error or reports the refusal,
- * and the limits already recorded stay recorded.
+ * records no further limit, and the limits already recorded stay recorded.
  *
  * (rate-limiter-flexible's `RLWrapperBlackAndWhite`/union consume from every limiter and never
  * roll back; this checks before recording anything.)

@@ -43,8 +43,9 @@ export type AnyLimiter = RateLimiter<unknown>;
  * record — is atomic per key: with an in-memory {@link RateLimitStrategy} it runs to completion in
  * one synchronous step (nothing else can interleave in JavaScript, so no lock is taken); with a
  * {@link RateLimitStore} that awaits, it runs under the key's mutex, FIFO, and the clock is read
- * after the lock is acquired (a store that decides atomically itself, as Redis in one script,
- * takes no lock). Different keys never wait for each other.
+ * after the lock is acquired (the decisions of a store that decides atomically itself, as Redis
+ * in one script, do not wait for each other, only for a `RateLimitGroup` holding the key).
+ * Different keys never wait for each other.
  *
  * Memory: state is kept for every key seen until {@link cleanUp} finds its window clear (or
  * {@link reset} forgets it). Call `cleanUp()` periodically when keys are many and short-lived,
@@ -148,8 +149,8 @@ export class RateLimiter<State = unknown> {
    * counts as that latest one, so after the clock steps back, time stands still (and waits such
    * as `retryAfter` are in the limiter's time) until it catches up.
    *
-   * A store must not call back into the same limiter for the same key from `consume`: unless
-   * it is atomic, that would wait for its own lock.
+   * A store must not call back into the same limiter for the same key from `consume`: that
+   * would wait for its own lock (for an atomic store, when a group waits for the key).
    */
   allowRequest(user: User | string, options?: RequestOptions): Promise<RateLimitResult> {
     try {

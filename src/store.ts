@@ -23,15 +23,18 @@ import type { RateLimitResult } from './result.js';
  * first come first served, and reads the clock after the lock is acquired: a store that reads,
  * awaits and writes is then exact within one process.
  * A store that makes each decision atomically itself (one Redis script, one transaction) sets
- * `atomic: true` and is called without the lock, so that one process's decisions on a hot key
- * do not queue one round trip apart.
+ * `atomic: true`: its decisions of a key then run together, without waiting for each other, so
+ * that one process's decisions on a hot key do not queue one round trip apart. They only wait
+ * while a `RateLimitGroup` holds the key between its check and its record (the group holds it
+ * exclusively, these hold it shared), so that no decision lands in between.
  */
 export interface RateLimitStore {
   /** A short name for messages and tooling, such as `"redis-gcra"`. */
   readonly name: string;
   /**
-   * `true` when the store makes each decision atomically by itself, so the limiter takes no
-   * per-key lock; see the interface's description.
+   * `true` when the store makes each decision atomically by itself, so the limiter does not
+   * serialise its decisions (they wait only for a group holding the key); see the interface's
+   * description.
    * @default false — the limiter serialises each key's decisions with its per-key mutex
    */
   readonly atomic?: boolean;
