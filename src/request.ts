@@ -31,7 +31,10 @@ export interface WaitOptions {
    * Cancels the wait: on `abort` the promise rejects with `signal.reason` (at once when the
    * signal is already aborted), the waiter leaves its queue, its timer and its listener are
    * removed, and nothing is recorded for it. `AbortSignal.timeout(ms)` bounds the wait in
-   * time; `AbortSignal.any([...])` combines signals.
+   * time; `AbortSignal.any([...])` combines signals. One signal may be shared by any number of
+   * waiters, of any limiters: it gets one `abort` listener in all (no
+   * `MaxListenersExceededWarning`), removed when its last waiter settles however it settles;
+   * aborting it rejects every one of them, none decided after the abort.
    * @default undefined — the wait can only end by a slot or an error
    */
   readonly signal?: AbortSignal;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { watchAbort } from './abort-watch.js';
 import { NOT_DECIDED, type Decider } from './decider.js';
 import { RateWardenWaitError } from './errors.js';
 import type { Quota } from './quota.js';
@@ -26,7 +27,8 @@ interface Waiter {
   readonly signal: AbortSignal | undefined;
   readonly resolve: (result: RateLimitResult) => void;
   readonly reject: (error: unknown) => void;
-  onAbort: (() => void) | undefined;
+  /** Removes its abort callback (one listener per signal, shared: see `abort-watch.ts`). */
+  unwatch: (() => void) | undefined;
   settled: boolean;
   prev: Waiter | undefined;
   next: Waiter | undefined;
@@ -99,7 +101,7 @@ export class WaitQueues {
         signal,
         resolve,
         reject,
-        onAbort: undefined,
+        unwatch: undefined,
         settled: false,
         prev: undefined,
         next: undefined,
@@ -117,19 +119,18 @@ export class WaitQueues {
           const head = mine.head === waiter;
           this.#settle(mine, waiter, false, signal.reason);
           if (head && !mine.busy) {
-            // The next waiter tries now (it may ask for less than the aborted one).
+            // The next waiter tries now (it may ask for less than the aborted one); one on the
+            // same signal, not called back yet, is rejected by #pump rather than decided.
             if (mine.timer !== undefined) clearTimeout(mine.timer);
             mine.timer = undefined;
             this.#pump(key, mine);
           }
         };
-        waiter.onAbort = onAbort;
         try {
-          signal.addEventListener('abort', onAbort, { once: true });
+          waiter.unwatch = watchAbort(signal, onAbort);
         } catch (error) {
           // A signal-like object whose addEventListener throws: the waiter leaves at once, as
           // if it had never come (the next one, if any, tries now).
-          waiter.onAbort = undefined;
           const head = mine.head === waiter;
           this.#settle(mine, waiter, false, error);
           if (head && !mine.busy) this.#pump(key, mine);
@@ -163,6 +164,12 @@ export class WaitQueues {
         return;
       }
       queue.retryAt = -Infinity;
+      // Its signal has aborted, its callback not yet called (the signal's other waiters are
+      // being called back): it is rejected, never decided.
+      if (waiter.signal?.aborted === true) {
+        this.#settle(queue, waiter, false, waiter.signal.reason);
+        continue;
+      }
       if (decider.table === undefined) {
         this.#attempt(key, queue, waiter);
         return;
@@ -261,9 +268,9 @@ export class WaitQueues {
     waiter.settled = true;
     unlink(queue, waiter);
     this.#waiting--;
-    if (waiter.onAbort !== undefined) {
-      (waiter.signal as AbortSignal).removeEventListener('abort', waiter.onAbort);
-      waiter.onAbort = undefined;
+    if (waiter.unwatch !== undefined) {
+      waiter.unwatch();
+      waiter.unwatch = undefined;
     }
     if (allowed) waiter.resolve(outcome as RateLimitResult);
     else waiter.reject(outcome);
