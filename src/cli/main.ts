@@ -8,6 +8,7 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { escapeText, toJsonLine } from './escape.js';
 import { REPLAY_HELP, TOP_HELP } from './help.js';
 import { ReplayInputError } from './input.js';
 import {
@@ -36,18 +37,20 @@ interface CommandIo {
  * Runs the `ratewarden` command with `args` (without the node and script paths).
  *
  * @returns the exit code: 0 on success, 2 for a usage or input error, 1 for anything else.
- *   Never throws: every error is printed as one line on stderr.
+ *   Never throws: every error is printed as one line on stderr. Every message is printed
+ *   through `escapeText` (the text report escapes its own fields, `--json` goes through
+ *   `toJsonLine`): text from the input or the command line never reaches the terminal raw.
  */
 async function main(args: readonly string[], io: CommandIo = processIo()): Promise<number> {
   try {
     return await run(args, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ReplayInputError) {
-      io.stderr.write(`ratewarden: ${error.message}\n`);
+      io.stderr.write(`ratewarden: ${escapeText(error.message)}\n`);
       return 2;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`ratewarden: unexpected error: ${firstLine(message)}\n`);
+    io.stderr.write(`ratewarden: unexpected error: ${escapeText(firstLine(message))}\n`);
     return 1;
   }
 }
@@ -108,7 +111,9 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   });
 
   for (const example of summary.malformedExamples) {
-    io.stderr.write(`ratewarden: line ${example.line}: malformed (${example.reason}): ${example.text}\n`);
+    io.stderr.write(
+      `ratewarden: line ${example.line}: malformed (${example.reason}): ${escapeText(example.text)}\n`,
+    );
   }
   const unreported = summary.malformed - summary.malformedExamples.length;
   if (unreported > 0) {
@@ -118,7 +123,7 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
     );
   }
   io.stdout.write(
-    json ? `${JSON.stringify(summaryToJson(summary, label))}\n` : formatSummary(summary, label),
+    json ? `${toJsonLine(summaryToJson(summary, label))}\n` : formatSummary(summary, label),
   );
   if (summary.requests === 0 && summary.malformed > 0) {
     io.stderr.write(

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { escapeText } from './escape.js';
 import { groupDigits } from './progress.js';
 import type { ReplaySummary } from './replay.js';
 
@@ -17,11 +18,14 @@ export interface InputLabel {
   readonly sample: boolean;
 }
 
-/** The human-readable report of a replay, lines ending in `\n`. */
+/**
+ * The human-readable report of a replay, lines ending in `\n`. What came from the input (the
+ * file name, the clients) is escaped by `escapeText`: no control character reaches the terminal.
+ */
 export function formatSummary(summary: ReplaySummary, input: InputLabel): string {
   const out: string[] = [];
-  const title =
-    input.file === '-' ? '<stdin>' : input.sample ? `built-in sample (${input.file})` : input.file;
+  const file = escapeText(input.file);
+  const title = input.file === '-' ? '<stdin>' : input.sample ? `built-in sample (${file})` : file;
   out.push(`ratewarden replay: ${title}`);
   const per = summary.threshold === 1 ? 'request' : 'requests';
   out.push(
@@ -42,12 +46,13 @@ export function formatSummary(summary: ReplaySummary, input: InputLabel): string
   const topLimited = summary.topLimited;
   if (topLimited.length > 0) {
     out.push('top limited clients (rejected / requests):');
-    const clientWidth = Math.max(...topLimited.map((c) => c.client.length));
+    const clients = topLimited.map((c) => escapeText(c.client));
+    const clientWidth = Math.max(...clients.map((client) => client.length));
     const rejectedWidth = Math.max(...topLimited.map((c) => String(c.rejected).length));
     const requestsWidth = Math.max(...topLimited.map((c) => String(c.requests).length));
-    for (const c of topLimited) {
+    for (const [i, c] of topLimited.entries()) {
       out.push(
-        `  ${c.client.padEnd(clientWidth)}  ${String(c.rejected).padStart(rejectedWidth)} / ` +
+        `  ${(clients[i] as string).padEnd(clientWidth)}  ${String(c.rejected).padStart(rejectedWidth)} / ` +
           String(c.requests).padStart(requestsWidth),
       );
     }
@@ -59,7 +64,10 @@ export function formatSummary(summary: ReplaySummary, input: InputLabel): string
   return `${out.join('\n')}\n`;
 }
 
-/** The JSON report of a replay: one object, keys in snake_case. */
+/**
+ * The JSON report of a replay: one object, keys in snake_case, strings as they were read (the
+ * command prints it with `toJsonLine`, which escapes what a terminal would act on).
+ */
 export function summaryToJson(summary: ReplaySummary, input: InputLabel): Record<string, unknown> {
   return {
     file: input.file,

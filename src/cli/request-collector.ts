@@ -35,7 +35,10 @@ export interface MalformedLine {
   readonly line: number;
   /** A short reason, one of `MALFORMED_REASONS`. */
   readonly reason: string;
-  /** The start of the line: at most 80 characters, control characters escaped as `\xHH`. */
+  /**
+   * The start of the line: at most 80 characters (UTF-16 code units), as read, control
+   * characters included (the command escapes it when printing it).
+   */
   readonly text: string;
 }
 
@@ -157,14 +160,7 @@ export class RequestCollector {
     if (this.examples.length >= this.#maxExamples) return;
     let stop = Math.min(end, start + EXAMPLE_BYTES);
     if (stop === end && stop > start && bytes[stop - 1] === CR) stop--;
-    const text = escapeControls(bytes.toString('utf8', start, stop).slice(0, 80));
+    const text = bytes.toString('utf8', start, stop).slice(0, 80);
     this.examples.push({ line, reason: MALFORMED_REASONS[reason] ?? 'malformed', text });
   }
-}
-
-/** Escapes control characters (C0, DEL, C1) as `\xHH` so that a line cannot drive a terminal. */
-function escapeControls(text: string): string {
-  // Control characters are what this matches, on purpose.
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }

@@ -19,12 +19,12 @@ describe('replay (programmatic)', () => {
     expect(await replayText('')).toMatchObject({ lines: 0, requests: 0, clients: 0 });
   });
 
-  it('keeps at most maxMalformedExamples examples, with control characters escaped', async () => {
+  it('keeps at most maxMalformedExamples examples, as read (the command escapes them)', async () => {
     const summary = await replayText('bad\x1b[31m line\n'.repeat(8), { maxMalformedExamples: 2 });
     expect(summary.malformed).toBe(8);
     expect(summary.malformedExamples).toEqual([
-      { line: 1, reason: 'no authuser', text: 'bad\\x1b[31m line' },
-      { line: 2, reason: 'no authuser', text: 'bad\\x1b[31m line' },
+      { line: 1, reason: 'no authuser', text: 'bad\x1b[31m line' },
+      { line: 2, reason: 'no authuser', text: 'bad\x1b[31m line' },
     ]);
   });
 });
