@@ -166,8 +166,18 @@ export class WaitQueues {
       queue.retryAt = -Infinity;
       // Its signal has aborted, its callback not yet called (the signal's other waiters are
       // being called back): it is rejected, never decided.
-      if (waiter.signal?.aborted === true) {
-        this.#settle(queue, waiter, false, waiter.signal.reason);
+      let aborted: boolean;
+      let reason: unknown;
+      try {
+        aborted = waiter.signal?.aborted === true;
+        if (aborted) reason = waiter.signal?.reason;
+      } catch (error) {
+        // A signal-like object whose getters throw: the waiter leaves with that error.
+        aborted = true;
+        reason = error;
+      }
+      if (aborted) {
+        this.#settle(queue, waiter, false, reason);
         continue;
       }
       if (decider.table === undefined) {

@@ -285,6 +285,46 @@ describe('waiters sharing one AbortSignal add one abort listener to it, removed 
     expect(other.value).toMatchObject({ allowed: true, remaining: 0 });
   });
 
+  it('a head whose signal reads aborted is rejected at its turn, not decided; a throwing getter rejects with its error', async () => {
+    // Signal-like objects that never dispatch `abort`: only the check at the head's turn sees it.
+    const quiet = (getAborted: () => boolean, reason: unknown): AbortSignal =>
+      ({
+        get aborted() {
+          return getAborted();
+        },
+        reason,
+        addEventListener: () => {},
+        removeEventListener: () => {},
+      }) as unknown as AbortSignal;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => Date.now() });
+    l.allowRequestSync('k');
+    let state: 'ok' | 'aborted' | 'throws' = 'ok';
+    const reads = () => {
+      if (state === 'throws') throw new Error('getter failed');
+      return state === 'aborted';
+    };
+    const first = track(l.waitForSlot('k', { signal: quiet(reads, new Error('gone')) }));
+    const second = track(l.waitForSlot('k', { signal: quiet(() => false, undefined) }));
+    const third = track(l.waitForSlot('k'));
+    await flush();
+    state = 'aborted';
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(first.error).toEqual(new Error('gone'));
+    // The second waiter's signal has not aborted: it takes the freed slot.
+    expect(second.value?.allowed).toBe(true);
+    state = 'ok';
+    const fourth = track(l.waitForSlot('k', { signal: quiet(reads, undefined) }));
+    state = 'throws';
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(third.value?.allowed).toBe(true);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await flush();
+    expect(fourth.error).toEqual(new Error('getter failed'));
+    expect(l.stats().waiting).toBe(0);
+  });
+
   it('keeps the invariant over random waits, aborts, resets and clock steps (property)', async () => {
     type Op =
       | { kind: 'wait'; key: number; signal: number; cost: number; maxWait: number }
