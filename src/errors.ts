@@ -15,6 +15,12 @@
 export const ErrorCode = {
   /** A value had the wrong type (a {@link RateWardenTypeError}). */
   InvalidType: 'ERR_RATEWARDEN_INVALID_TYPE',
+  /**
+   * An options object had a key that is not one of its options, such as a misspelling
+   * (`maxkeys` for `maxKeys`): a {@link RateWardenTypeError} naming the key, the options object
+   * and, when one is close, the option meant.
+   */
+  UnknownOption: 'ERR_RATEWARDEN_UNKNOWN_OPTION',
   /** A value had the right type but was outside its valid range (a {@link RateWardenRangeError}). */
   OutOfRange: 'ERR_RATEWARDEN_OUT_OF_RANGE',
   /**
@@ -237,4 +243,133 @@ export function notSynchronous(name: string, method: string): RateWardenTypeErro
       `asynchronously): use \`${method === 'peekSync' ? 'peek' : 'allowRequest'}\` instead`,
     ErrorCode.NotSynchronous,
   );
+}
+
+/**
+ * @internal The known keys of one options object and how messages name the object, built once
+ * per object type by {@link knownOptions}.
+ */
+export interface KnownOptions {
+  /** How messages name the object: `"RateLimiter options"`. */
+  readonly what: string;
+  /** The known keys, in declaration order (listed by messages). */
+  readonly keys: readonly string[];
+  /** The same keys, for lookups. */
+  readonly set: ReadonlySet<string>;
+}
+
+/**
+ * @internal The {@link KnownOptions} of an options object. Pass the keys as an object literal
+ * checked against the options' interface, so that the list cannot drift from the type:
+ * `knownOptions('RateLimiter options', { threshold: true, ... } satisfies Record<keyof RateLimiterOptions, true>)`
+ * fails to compile when a key is missing or extra.
+ */
+export function knownOptions(what: string, keys: Readonly<Record<string, true>>): KnownOptions {
+  const list = Object.freeze(Object.keys(keys));
+  return Object.freeze({ what, keys: list, set: new Set(list) });
+}
+
+/**
+ * @internal Checks that every own enumerable string key of `options` is a known option.
+ *
+ * What is checked: own enumerable string-keyed properties, whatever their value (an unknown key
+ * set to `undefined` is an error too: `{ maxkeys: config.maxKeys }` is a misspelling however
+ * `config` is filled). What is not: symbol keys (tags that frameworks attach), non-enumerable
+ * properties, and inherited ones (an enumerable property added to `Object.prototype` by some
+ * other code must not make every options object invalid). Reads no value and calls no getter.
+ *
+ * Costs one `for…in` over the object's keys: nothing when the object has only known keys but a
+ * set lookup per key.
+ *
+ * @param what - how the message names the object; default `known.what`.
+ * @throws {RateWardenTypeError} with code {@link ErrorCode.UnknownOption} naming the first
+ *   unknown key, the object and, when one is close, the option meant.
+ */
+export function checkKnownKeys(options: object, known: KnownOptions, what: string = known.what): void {
+  for (const key in options) {
+    if (!known.set.has(key) && Object.hasOwn(options, key)) throw unknownOption(key, known, what);
+  }
+}
+
+/** The error of an unknown key: ``Unknown option `maxkeys` in RateLimiter options: did you mean `maxKeys`?``. */
+function unknownOption(key: string, known: KnownOptions, what: string): RateWardenTypeError {
+  const meant = closestOption(key, known.keys);
+  const hint =
+    meant === undefined
+      ? `expected one of ${known.keys.map((k) => `\`${k}\``).join(', ')}`
+      : `did you mean \`${meant}\`?`;
+  return new RateWardenTypeError(`Unknown option ${quoteKey(key)} in ${what}: ${hint}`, ErrorCode.UnknownOption);
+}
+
+/**
+ * @internal A key as messages show it: `` `maxkeys` `` for printable ASCII (without backticks,
+ * at most 60 characters); otherwise as an escaped, quoted string, shortened, so that a message
+ * never carries control characters to a log or a terminal.
+ */
+export function quoteKey(key: string): string {
+  if (key.length <= 60 && /^[\x20-\x5f\x61-\x7e]+$/.test(key)) return `\`${key}\``;
+  const shown = JSON.stringify(key.length > 60 ? `${key.slice(0, 57)}...` : key).replace(
+    /[\u007f-\u009f\u00ad\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]|[\ud800-\udfff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `\`${shown}\``;
+}
+
+/** The unit suffixes a key may carry in another library's spelling: `windowMs` for `windowSeconds`. */
+const UNIT_SUFFIX = /(?:ms|millis|milliseconds|s|sec|secs|seconds)$/;
+
+/**
+ * The known option `key` most likely stands for, if one is close: equal ignoring case, equal
+ * ignoring case and a unit suffix (`timeoutMs`, `timeout` for `timeoutSeconds`), or within a
+ * Damerau–Levenshtein distance (optimal string alignment, ignoring case) of 1 for keys of up
+ * to 5 characters and 2 for longer ones. The closest wins; ties go to the first declared.
+ */
+function closestOption(key: string, keys: readonly string[]): string | undefined {
+  if (key.length > 100) return undefined;
+  const lower = key.toLowerCase();
+  const base = lower.replace(UNIT_SUFFIX, '');
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of keys) {
+    const c = candidate.toLowerCase();
+    let distance: number;
+    if (c === lower) distance = 0;
+    else if (base.length >= 3 && c.replace(UNIT_SUFFIX, '') === base) distance = 0.5;
+    else {
+      const bound = Math.max(key.length, candidate.length) <= 5 ? 1 : 2;
+      distance = editDistance(lower, c, bound);
+      if (distance > bound) continue;
+    }
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/**
+ * The optimal-string-alignment distance between `a` and `b` (insertions, deletions,
+ * substitutions and transpositions of adjacent characters), or `bound + 1` as soon as it must
+ * exceed `bound`.
+ */
+function editDistance(a: string, b: string, bound: number): number {
+  if (Math.abs(a.length - b.length) > bound) return bound + 1;
+  let before: number[] = [];
+  let previous: number[] = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + substitution);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (before[j - 2] ?? 0) + 1);
+      current.push(d);
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > bound) return bound + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
