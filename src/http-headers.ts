@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { checkObject, optionalBoolean, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, knownOptions, optionalBoolean, rangeError, typeError } from './errors.js';
 import { checkSeconds } from './quota.js';
 import type { RateLimitResult } from './result.js';
 
-/** A quota policy, as `RateLimit-Policy` advertises it. */
+/** A quota policy, as `RateLimit-Policy` advertises it. Any other own enumerable string key is rejected. */
 export interface RateLimitPolicy {
   /**
    * The policy's name, sent as a Structured Field String: printable ASCII (0x20–0x7E).
@@ -24,7 +24,7 @@ export interface RateLimitPolicy {
   readonly windowSeconds: number;
 }
 
-/** Options of {@link rateLimitHeaders}. */
+/** Options of {@link rateLimitHeaders}. Any other own enumerable string key is rejected. */
 export interface RateLimitHeadersOptions {
   /**
    * The policy of the result, or one per limit of a group result (in member order). The
@@ -41,6 +41,33 @@ export interface RateLimitHeadersOptions {
    */
   readonly legacy?: boolean;
 }
+
+/** Options of {@link rateLimitProblem}. Any other own enumerable string key is rejected. */
+export interface RateLimitProblemOptions {
+  /** A URI identifying the problem type. @default "about:blank" */
+  readonly type?: string;
+  /** The problem's title. @default "Too Many Requests" */
+  readonly title?: string;
+}
+
+/** The keys of {@link RateLimitHeadersOptions}: any other is rejected. */
+const HEADERS_OPTIONS = knownOptions('rateLimitHeaders options', {
+  policy: true,
+  standard: true,
+  legacy: true,
+} satisfies Record<keyof RateLimitHeadersOptions, true>);
+
+/** The keys of {@link RateLimitPolicy}: any other is rejected. */
+const POLICY_OPTIONS = knownOptions('a RateLimitPolicy', {
+  name: true,
+  windowSeconds: true,
+} satisfies Record<keyof RateLimitPolicy, true>);
+
+/** The keys of {@link RateLimitProblemOptions}: any other is rejected. */
+const PROBLEM_OPTIONS = knownOptions('rateLimitProblem options', {
+  type: true,
+  title: true,
+} satisfies Record<keyof RateLimitProblemOptions, true>);
 
 /**
  * The HTTP header fields that describe a decision, as a plain object of field name → value
@@ -74,7 +101,9 @@ export interface RateLimitHeadersOptions {
  * @throws {RateWardenTypeError} when `result` (or a member of a group's `results`) is not an
  *   object or one of its fields has the wrong type (named in the message, such as
  *   `result.results[1].remaining`), `options.policy` is missing or not an object (or array of
- *   them), a policy name is not a string, or `standard` / `legacy` is not a boolean.
+ *   them), a policy name is not a string, or `standard` / `legacy` is not a boolean; with code
+ *   `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or a policy has a key that is not one of its
+ *   options, naming the key and, when one is close, the option meant.
  * @throws {RateWardenRangeError} when a field of the result is out of its range (a negative,
  *   fractional or `NaN` count, `remaining` above `limit`, a negative or `NaN` time, an infinite
  *   `resetAfter`, a `binding` outside `results`, an empty group), a window is not a number of
@@ -91,6 +120,7 @@ export interface RateLimitHeadersOptions {
 export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHeadersOptions): Record<string, string> {
   const checked = checkResult(result);
   checkObject('options', options, 'an object with a `policy`');
+  checkKnownKeys(options, HEADERS_OPTIONS);
   const standard = optionalBoolean('standard', options.standard, true);
   const legacy = optionalBoolean('legacy', options.legacy, false);
   const { top, results, names, binding } = checked;
@@ -147,16 +177,15 @@ export interface RateLimitProblem {
  * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
  *   `"Too Many Requests"`).
  * @throws {RateWardenTypeError} when `result` or `options` is not an object, a field of
- *   `result` has the wrong type, or `type` or `title` is given and not a string.
+ *   `result` has the wrong type, `options` has a key other than `type` and `title` (code
+ *   `ERR_RATEWARDEN_UNKNOWN_OPTION`), or `type` or `title` is given and not a string.
  * @throws {RateWardenRangeError} when a field of `result` is out of its range (as for
  *   {@link rateLimitHeaders}).
  */
-export function rateLimitProblem(
-  result: RateLimitResult,
-  options: { readonly type?: string; readonly title?: string } = {},
-): RateLimitProblem {
+export function rateLimitProblem(result: RateLimitResult, options: RateLimitProblemOptions = {}): RateLimitProblem {
   const { top } = checkResult(result);
   checkObject('options', options, 'an object or undefined');
+  checkKnownKeys(options, PROBLEM_OPTIONS);
   const type: unknown = options.type ?? 'about:blank';
   const title: unknown = options.title ?? 'Too Many Requests';
   if (typeof type !== 'string') throw typeError('type', 'a string (a URI)', type);
@@ -267,6 +296,7 @@ function policiesOf(
   }
   return list.map((p, i) => {
     checkObject(`policy[${i}]`, p, 'a RateLimitPolicy');
+    checkKnownKeys(p, POLICY_OPTIONS, Array.isArray(policy) ? `policy[${i}]` : 'policy');
     // The quota's rule for windows, capped at what a Structured Field Integer can carry.
     const window = checkSeconds(`policy[${i}].windowSeconds`, p.windowSeconds, SF_INTEGER_MAX);
     const own: unknown = p.name;

@@ -28,7 +28,7 @@ export { ErrorCode, RateWardenRangeError, RateWardenTypeError, RateWardenWaitErr
 export { rateLimitHeaders, rateLimitProblem } from './http-headers.js';
 export { ipKey } from './ip-key.js';
 export type { IpKeyOptions } from './ip-key.js';
-export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem } from './http-headers.js';
+export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem, RateLimitProblemOptions } from './http-headers.js';
 export type {
   DecisionListener,
   ListenerErrorListener,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkObject, checkPositiveInteger, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, knownOptions, rangeError, typeError } from './errors.js';
 
 /**
  * A validated quota: `threshold` requests (cost units) per window. Built by
@@ -25,7 +25,10 @@ export interface Quota {
   readonly windowSeconds: number;
 }
 
-/** What a quota is built from: `threshold` requests (cost units) per `windowSeconds`. */
+/**
+ * What a quota is built from: `threshold` requests (cost units) per `windowSeconds`. Any other
+ * own enumerable string key is rejected by `createQuota` and in a tier returned by `limitFor`.
+ */
 export interface QuotaOptions {
   /**
    * Requests (cost units) allowed per window: a positive safe integer, at most the strategy's
@@ -67,6 +70,18 @@ export interface QuotaNames {
 
 const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSeconds' };
 
+/** @internal The keys of {@link QuotaOptions}: `createQuota` and tiers reject any other. */
+export const QUOTA_OPTIONS = knownOptions('createQuota options', {
+  threshold: true,
+  windowSeconds: true,
+} satisfies Record<keyof QuotaOptions, true>);
+
+/** The keys of {@link QuotaNames}. */
+const QUOTA_NAMES = knownOptions('createQuota names', {
+  threshold: true,
+  windowSeconds: true,
+} satisfies Record<keyof QuotaNames, true>);
+
 /** The shortest window (and sweep interval): one millisecond. */
 export const MIN_SECONDS = 0.001;
 
@@ -93,7 +108,9 @@ export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;
  * @param names - how errors name the two fields; default `threshold` and `windowSeconds`.
  * @returns the quota, with `windowMs = windowSeconds × 1000` (an integer).
  * @throws {RateWardenTypeError} naming the field when `options` is not an object or a field is
- *   not a number.
+ *   not a number; with code `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or `names` has a key
+ *   that is not one of its fields (own enumerable string keys are checked, even when their
+ *   value is `undefined`), naming it and, when one is close, the field meant.
  * @throws {RateWardenRangeError} naming the field when `threshold` is not a positive safe
  *   integer or exceeds `maxThreshold` (or `threshold × windowMs` exceeds
  *   `maxThresholdTimesWindowMs`), or `windowSeconds` is not a whole number of milliseconds from
@@ -106,6 +123,20 @@ export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;
  * ```
  */
 export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
+  checkObject('options', options, 'an object');
+  checkKnownKeys(options, QUOTA_OPTIONS);
+  if (names !== NAMES) {
+    checkObject('names', names, 'an object');
+    checkKnownKeys(names, QUOTA_NAMES);
+  }
+  return buildQuota(options, bounds, names);
+}
+
+/**
+ * @internal {@link createQuota} without the check of `options`' keys, for an object that has
+ * other keys besides (the limiter's options) or whose keys were checked already (a tier).
+ */
+export function buildQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
   checkObject('options', options, 'an object');
   const threshold = checkPositiveInteger(names.threshold, options.threshold);
   const whose = `the ${bounds?.name ?? ''} strategy`;

@@ -6,7 +6,7 @@
  * @module
  */
 import { NOT_DECIDED, deciderOf, type Decider } from './decider.js';
-import { RateWardenRangeError, isObject, notSynchronous, typeError } from './errors.js';
+import { RateWardenRangeError, checkKnownKeys, isObject, knownOptions, notSynchronous, typeError } from './errors.js';
 import type { KeyTable, TableCheck, TableRequest } from './key-table.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
@@ -14,7 +14,7 @@ import { costOf, keyOf, type RequestOptions, type User } from './request.js';
 import type { RateLimitResult } from './result.js';
 import { isBatching, type BatchRequest, type BatchingStore, type StoreBatch } from './store.js';
 
-/** One limit of a {@link RateLimitGroup}. */
+/** One limit of a {@link RateLimitGroup}. Any other own enumerable string key is rejected. */
 export interface GroupMember {
   /** The limiter enforcing this limit. */
   readonly limiter: AnyLimiter;
@@ -53,6 +53,13 @@ export interface GroupResult extends RateLimitResult {
   /** Index of the binding limit in {@link results}. */
   readonly binding: number;
 }
+
+/** The keys of {@link GroupMember}: the group rejects a member with any other. */
+const MEMBER_OPTIONS = knownOptions('a RateLimitGroup member', {
+  limiter: true,
+  key: true,
+  name: true,
+} satisfies Record<keyof GroupMember, true>);
 
 interface Member {
   readonly limiter: AnyLimiter;
@@ -120,7 +127,9 @@ export class RateLimitGroup {
 
   /**
    * @param members - the limits: limiters, or {@link GroupMember}s; at least one.
-   * @throws {RateWardenTypeError} when `members` is not a non-empty array of limiters or members.
+   * @throws {RateWardenTypeError} when `members` is not a non-empty array of limiters or members,
+   *   or a member object has a key other than `limiter`, `key` and `name` (code
+   *   `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is close, the key meant).
    */
   constructor(members: readonly (AnyLimiter | GroupMember)[]) {
     if (!Array.isArray(members) || members.length === 0) {
@@ -133,6 +142,7 @@ export class RateLimitGroup {
     for (let index = 0; index < members.length; index++) {
       const entry: unknown = members[index];
       const member = (deciderOf(entry) !== undefined ? { limiter: entry } : entry) as GroupMember;
+      if (isObject(member) && !Array.isArray(member)) checkKnownKeys(member, MEMBER_OPTIONS, `RateLimitGroup members[${index}]`);
       const decider = isObject(member) ? deciderOf(member.limiter) : undefined;
       if (decider === undefined) {
         throw typeError(`members[${index}]`, 'a RateLimiter or { limiter: RateLimiter, key?, name? }', entry);

@@ -5,12 +5,18 @@
  * @module
  */
 import type { Clock } from './clock.js';
+import { knownOptions } from './errors.js';
 import type { QuotaOptions } from './quota.js';
 import type { RateLimitStore } from './store.js';
 import type { RateLimitStrategy } from './strategy.js';
 import type { LimitFor } from './tiers.js';
 
-/** Options of `RateLimiter`: a quota (`threshold` per `windowSeconds`) and how to keep it. */
+/**
+ * Options of `RateLimiter`: a quota (`threshold` per `windowSeconds`) and how to keep it. Any
+ * other own enumerable string key is rejected (a `RateWardenTypeError`, code
+ * `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is close, the option meant), even
+ * when its value is `undefined`; symbol, inherited and non-enumerable keys are not checked.
+ */
 export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
   /**
    * The algorithm: an in-memory {@link RateLimitStrategy} (the limiter holds each key's state;
@@ -42,7 +48,9 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
    * A key is swept under the quota last applied to it.
    *
    * @throws from a decision: a `TypeError` / `RangeError` naming `limitFor().threshold` or
-   *   `limitFor().windowSeconds` when the returned quota is invalid, or what the function throws.
+   *   `limitFor().windowSeconds` when the returned quota is invalid; a `TypeError` (code
+   *   `ERR_RATEWARDEN_UNKNOWN_OPTION`) naming the key when it has a key other than those two; or
+   *   what the function throws.
    * @default undefined — every key gets `threshold` per `windowSeconds`.
    */
   readonly limitFor?: LimitFor;
@@ -81,3 +89,17 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
    */
   readonly maxKeys?: number;
 }
+
+/**
+ * @internal The keys of {@link RateLimiterOptions}, checked against the interface: the
+ * constructor rejects any other.
+ */
+export const RATE_LIMITER_OPTIONS = knownOptions('RateLimiter options', {
+  threshold: true,
+  windowSeconds: true,
+  strategy: true,
+  clock: true,
+  limitFor: true,
+  sweepIntervalSeconds: true,
+  maxKeys: true,
+} satisfies Record<keyof RateLimiterOptions, true>);

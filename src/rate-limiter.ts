@@ -14,12 +14,12 @@
  */
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
-import { checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
-import { checkSeconds, createQuota } from './quota.js';
-import type { RateLimiterOptions } from './rate-limiter-options.js';
+import { buildQuota, checkSeconds } from './quota.js';
+import { RATE_LIMITER_OPTIONS, type RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
 import type { RateLimitStore } from './store.js';
@@ -66,8 +66,10 @@ export class RateLimiter<State = unknown> {
   readonly #waits: WaitQueues;
 
   /**
-   * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, an option has
-   *   the wrong type, `strategy` is neither a {@link RateLimitStrategy} nor a
+   * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, has a key that
+   *   is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when
+   *   one is close, the option meant: ``Unknown option `maxkeys` in RateLimiter options: did you
+   *   mean `maxKeys`?``), an option has the wrong type, `strategy` is neither a {@link RateLimitStrategy} nor a
    *   {@link RateLimitStore} (a member missing or of the wrong type), or `clock` is not a
    *   function.
    * @throws {RateWardenRangeError} (a `RangeError`) when `threshold` or `windowSeconds` is out of
@@ -77,9 +79,10 @@ export class RateLimiter<State = unknown> {
    */
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
+    checkKnownKeys(options, RATE_LIMITER_OPTIONS);
     const strategy = options.strategy === undefined ? (new SlidingWindowLog() as RateLimitStrategy<State>) : options.strategy;
     const shape = checkStrategy(strategy);
-    const quota = createQuota(options, shape);
+    const quota = buildQuota(options, shape);
     const clock = options.clock === undefined ? performanceClock : options.clock;
     if (typeof clock !== 'function') throw typeError('clock', 'a function', clock);
     const limitFor = optionalFunction('limitFor', options.limitFor);
@@ -141,7 +144,7 @@ export class RateLimiter<State = unknown> {
    * @param options - {@link RequestOptions}: `cost`, default 1.
    * @returns a promise of the {@link RateLimitResult}.
    * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for an
-   *   invalid `user` or `cost` (state unchanged); with the store's error if it fails (the key's
+   *   invalid `user` or `cost`, or an unknown key in `options` (state unchanged); with the store's error if it fails (the key's
    *   lock is released); with a `TypeError` if the clock returns a non-number, a `RangeError` if
    *   it returns NaN, ±Infinity or a reading so large that adding the window does not change it.
    *
@@ -169,7 +172,8 @@ export class RateLimiter<State = unknown> {
    * The same decision as {@link allowRequest}, returned directly, for in-memory strategies.
    *
    * @throws {RateWardenTypeError} with code `ERR_RATEWARDEN_NOT_SYNCHRONOUS` when the strategy is
-   *   a store; a `TypeError` / `RangeError` for an invalid `user` or `cost`; a `RangeError`
+   *   a store; a `TypeError` / `RangeError` for an invalid `user` or `cost` (or an unknown key in
+   *   `options`); a `RangeError`
    *   when the clock returns a value that is not finite. State is unchanged in every case.
    */
   allowRequestSync(user: User | string, options?: RequestOptions): RateLimitResult {
@@ -253,7 +257,7 @@ export class RateLimiter<State = unknown> {
    *     later than `maxWaitSeconds` after the call (for a waiter queued behind others, when the
    *     first of them is due later than that);
    *   - a `TypeError` / `RangeError` naming the option for an invalid `user`, `cost`, `signal`
-   *     or `maxWaitSeconds`;
+   *     or `maxWaitSeconds`, or an unknown key in `options`;
    *   - whatever a decision rejects with ({@link allowRequest}): a failing store or clock (the
    *     next waiter then tries).
    *

@@ -5,9 +5,12 @@
  *
  * @module
  */
-import { checkObject, checkPositiveInteger, isObject, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, isObject, knownOptions, rangeError, typeError } from './errors.js';
 
-/** A client of the limited resource. Only `id` is used: it is the key the limit applies to. */
+/**
+ * A client of the limited resource. Only `id` is used: it is the key the limit applies to. Not an
+ * options object: other keys are allowed (a user record may be passed as it is).
+ */
 export interface User {
   /** The key: a non-empty string, compared exactly (case and unicode as given). */
   readonly id: string;
@@ -15,7 +18,11 @@ export interface User {
   readonly name?: string;
 }
 
-/** Options of one decision. */
+/**
+ * Options of one decision. Any other own enumerable string key is rejected (a
+ * `RateWardenTypeError`, code `ERR_RATEWARDEN_UNKNOWN_OPTION`), so a misspelled `cost` is never
+ * ignored.
+ */
 export interface RequestOptions {
   /**
    * How many requests this one counts as: a positive safe integer. A cost greater than the
@@ -25,7 +32,10 @@ export interface RequestOptions {
   readonly cost?: number;
 }
 
-/** Options of `RateLimiter.waitForSlot`. */
+/**
+ * Options of `RateLimiter.waitForSlot`. Any other own enumerable string key is rejected (a
+ * `RateWardenTypeError`, code `ERR_RATEWARDEN_UNKNOWN_OPTION`).
+ */
 export interface WaitOptions {
   /**
    * Cancels the wait: on `abort` the promise rejects with `signal.reason` (at once when the
@@ -55,6 +65,16 @@ export interface WaitOptions {
   readonly cost?: number;
 }
 
+/** The keys of {@link RequestOptions}: a decision rejects any other. */
+const REQUEST_OPTIONS = knownOptions('request options', { cost: true } satisfies Record<keyof RequestOptions, true>);
+
+/** The keys of {@link WaitOptions}: `waitForSlot` rejects any other. */
+const WAIT_OPTIONS = knownOptions('waitForSlot options', {
+  signal: true,
+  maxWaitSeconds: true,
+  cost: true,
+} satisfies Record<keyof WaitOptions, true>);
+
 /** @internal Checked options of `waitForSlot`. */
 export interface ParsedWaitOptions {
   readonly cost: number;
@@ -80,12 +100,23 @@ export function keyOf(user: unknown): string {
 }
 
 /**
- * @internal The cost in {@link RequestOptions}: 1 when absent.
- * @throws {RateWardenTypeError} naming `options` or `cost`; {@link RateWardenRangeError} naming `cost`.
+ * @internal The cost in {@link RequestOptions}: 1 when absent. The check of the keys is a
+ * `for…in` over the object: nothing when `options` is absent.
+ * @throws {RateWardenTypeError} naming `options` or `cost`, or an unknown key (code
+ *   `ERR_RATEWARDEN_UNKNOWN_OPTION`); {@link RateWardenRangeError} naming `cost`.
  */
 export function costOf(options: unknown): number {
   if (options === undefined) return 1;
   checkObject('options', options, 'an object or undefined');
+  // The hot path: `checkKnownKeys` unrolled for its one key.
+  for (const key in options) {
+    if (key !== 'cost' && Object.hasOwn(options, key)) checkKnownKeys(options, REQUEST_OPTIONS);
+  }
+  return costIn(options);
+}
+
+/** The `cost` of a checked options object: 1 when absent. */
+function costIn(options: object): number {
   const cost = (options as { cost?: unknown }).cost;
   if (cost === undefined) return 1;
   return checkPositiveInteger('cost', cost);
@@ -99,7 +130,9 @@ const NO_WAIT_OPTIONS: ParsedWaitOptions = { cost: 1, signal: undefined, maxWait
  */
 export function waitOptionsOf(options: unknown): ParsedWaitOptions {
   if (options === undefined) return NO_WAIT_OPTIONS;
-  const cost = costOf(options);
+  checkObject('options', options, 'an object or undefined');
+  checkKnownKeys(options, WAIT_OPTIONS);
+  const cost = costIn(options);
   const o = options as { signal?: unknown; maxWaitSeconds?: unknown };
   const signal = o.signal;
   if (signal !== undefined && !isSignal(signal)) {

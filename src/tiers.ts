@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { checkObject } from './errors.js';
-import { createQuota, type Quota, type QuotaBounds, type QuotaNames, type QuotaOptions } from './quota.js';
+import { checkKnownKeys, checkObject } from './errors.js';
+import { buildQuota, QUOTA_OPTIONS, type Quota, type QuotaBounds, type QuotaNames, type QuotaOptions } from './quota.js';
 import type { User } from './request.js';
 
 /** The `limitFor` option of `RateLimiter`: a user's quota, or `undefined` for the default. */
@@ -37,7 +37,8 @@ export class Tiers {
   /**
    * The quota for `user`.
    * @throws what `limitFor` throws; a `TypeError` naming `limitFor()` when it returns neither an
-   *   object nor `undefined`; a `TypeError` / `RangeError` naming `limitFor().threshold` or
+   *   object nor `undefined`, or an object with a key that is not `threshold` or `windowSeconds`
+   *   (code `ERR_RATEWARDEN_UNKNOWN_OPTION`); a `TypeError` / `RangeError` naming `limitFor().threshold` or
    *   `limitFor().windowSeconds` when the returned quota is invalid.
    */
   quotaFor(user: User | string, key: string): Quota {
@@ -46,7 +47,8 @@ export class Tiers {
     checkObject('limitFor()', chosen, 'a QuotaOptions object or undefined');
     let quota = this.#quotas.get(chosen);
     if (quota === undefined) {
-      quota = createQuota(chosen as QuotaOptions, this.#bounds, TIER_NAMES);
+      checkKnownKeys(chosen, QUOTA_OPTIONS, 'the quota returned by limitFor()');
+      quota = buildQuota(chosen as QuotaOptions, this.#bounds, TIER_NAMES);
       this.#quotas.set(chosen, quota);
     }
     return quota;

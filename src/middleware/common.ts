@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkObject, optionalBoolean, optionalFunction, typeError } from '../errors.js';
+import { checkKnownKeys, checkObject, optionalBoolean, optionalFunction, typeError, type KnownOptions } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import { checkIpv6Subnet, keyOf } from '../ip-key.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
@@ -30,6 +30,10 @@ import type { RateLimitResult } from '../result.js';
  * `trustProxy` — and never trust `X-Forwarded-For` (or `Forwarded`, `X-Real-IP`) as sent by
  * arbitrary clients: anyone can set it to a fresh value per request and escape the limit.
  * Prefer an authenticated identity (user id, API key) when there is one.
+ *
+ * Any key that is not an option (of these, or the framework's `onRejected`) is rejected at
+ * construction (a `RateWardenTypeError`, code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
+ * when one is close, the option meant).
  *
  * @typeParam Req - the framework's request type.
  */
@@ -170,19 +174,23 @@ export interface MiddlewareConfig<Req> {
 }
 
 /**
- * @internal Validates the shared options. `clientAddress` reads the framework's client address
- * (the default key is then `ipKey` of it, under the `ipv6Subnet` option), or is a string
- * explaining why `key` is required.
- * @throws {RateWardenTypeError} for an option of the wrong type, a missing `limiter`, a
- *   missing required `key` or `policy`, or `ipv6Subnet` given with a `key`.
+ * @internal Validates the shared options. `known` are the keys of the framework's options (the
+ * shared ones, `onRejected`, and `ipv6Subnet` where the framework has a client address);
+ * `clientAddress` reads the framework's client address (the default key is then `ipKey` of it,
+ * under the `ipv6Subnet` option), or is a string explaining why `key` is required.
+ * @throws {RateWardenTypeError} for an unknown key (code `ERR_RATEWARDEN_UNKNOWN_OPTION`), an
+ *   option of the wrong type, a missing `limiter`, a missing required `key` or `policy`, or
+ *   `ipv6Subnet` given with a `key`.
  * @throws {RateWardenRangeError} for a policy with a bad window or name, the wrong number of
  *   policies, or an `ipv6Subnet` out of range.
  */
 export function checkOptions<Req>(
   options: RateLimitMiddlewareOptions<Req> & ClientAddressKeyOptions,
+  known: KnownOptions,
   clientAddress: ((req: Req) => string) | string,
 ): MiddlewareConfig<Req> {
   checkObject('options', options, 'an object with a `limiter`');
+  checkKnownKeys(options, known);
   const limiter = options.limiter as unknown;
   if (
     limiter === null ||

@@ -18,7 +18,7 @@
  * @module ratewarden/express
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { optionalFunction, typeError } from '../errors.js';
+import { knownOptions, optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
 import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
@@ -48,6 +48,20 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
   readonly onRejected?: (req: Request, result: RateLimitResult, res: Response) => unknown;
 }
 
+/** The keys of {@link ExpressRateLimitOptions}: any other is rejected. */
+const OPTIONS = knownOptions('expressRateLimit options', {
+  limiter: true,
+  key: true,
+  skip: true,
+  cost: true,
+  policy: true,
+  standardHeaders: true,
+  legacyHeaders: true,
+  onError: true,
+  onRejected: true,
+  ipv6Subnet: true,
+} satisfies Record<keyof ExpressRateLimitOptions, true>);
+
 /**
  * Creates an Express middleware that decides each request with `options.limiter`.
  *
@@ -69,7 +83,9 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
  *
  * @param options - {@link ExpressRateLimitOptions}; `limiter` is required.
  * @returns a `RequestHandler` for `app.use(…)` or a route.
- * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
+ * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object or has a key
+ *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
+ *   when one is close, the option meant), `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
  *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
  *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
@@ -79,7 +95,7 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
  *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
  */
 export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandler {
-  const config = checkOptions<Request>(options, clientAddress);
+  const config = checkOptions<Request>(options, OPTIONS, clientAddress);
   const onRejected = optionalFunction('onRejected', options.onRejected);
 
   /** Resolves to whether to call `next()`. */

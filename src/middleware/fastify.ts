@@ -18,7 +18,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
-import { optionalFunction } from '../errors.js';
+import { knownOptions, optionalFunction } from '../errors.js';
 import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
@@ -48,6 +48,20 @@ export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<Fast
    */
   readonly onRejected?: (request: FastifyRequest, result: RateLimitResult, reply: FastifyReply) => unknown;
 }
+
+/** The keys of {@link FastifyRateLimitOptions}: any other is rejected. */
+const OPTIONS = knownOptions('fastifyRateLimit options', {
+  limiter: true,
+  key: true,
+  skip: true,
+  cost: true,
+  policy: true,
+  standardHeaders: true,
+  legacyHeaders: true,
+  onError: true,
+  onRejected: true,
+  ipv6Subnet: true,
+} satisfies Record<keyof FastifyRateLimitOptions, true>);
 
 /**
  * The hook {@link fastifyRateLimit} returns: an async Fastify `onRequest` (or `preHandler`)
@@ -82,7 +96,9 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  *
  * @param options - {@link FastifyRateLimitOptions}; `limiter` is required.
  * @returns a {@link FastifyRateLimitHook}.
- * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, `limiter` is
+ * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object or has a key
+ *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
+ *   when one is close, the option meant), `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
  *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
  *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
@@ -92,7 +108,7 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
  */
 export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateLimitHook {
-  const config = checkOptions<FastifyRequest>(options, (request) => request.ip);
+  const config = checkOptions<FastifyRequest>(options, OPTIONS, (request) => request.ip);
   const onRejected = optionalFunction('onRejected', options.onRejected);
 
   return async (request, reply) => {

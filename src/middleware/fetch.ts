@@ -19,7 +19,7 @@
  *
  * @module ratewarden/fetch
  */
-import { isObject, optionalFunction, typeError } from '../errors.js';
+import { isObject, knownOptions, optionalFunction, typeError } from '../errors.js';
 import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 import {
@@ -65,6 +65,19 @@ export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Reques
   readonly onRejected?: (request: Request, result: RateLimitResult) => unknown;
 }
 
+/** The keys of {@link FetchRateLimitOptions}: any other is rejected. */
+const OPTIONS = knownOptions('withRateLimit / checkRateLimit options', {
+  limiter: true,
+  key: true,
+  skip: true,
+  cost: true,
+  policy: true,
+  standardHeaders: true,
+  legacyHeaders: true,
+  onError: true,
+  onRejected: true,
+} satisfies Record<keyof FetchRateLimitOptions, true>);
+
 /** The outcome of {@link checkRateLimit}. */
 export interface RateLimitCheck {
   /**
@@ -101,6 +114,7 @@ function configOf(options: FetchRateLimitOptions): FetchConfig {
   }
   const config = checkOptions<Request>(
     options,
+    OPTIONS,
     'a Fetch Request carries no client address: derive the key from an identity or a trusted platform address',
   );
   const fetchConfig = { config, onRejected: optionalFunction('onRejected', options.onRejected) };
@@ -177,7 +191,9 @@ function rejectionResponse(headers: Record<string, string>): RejectionResponse<R
  * @param options - {@link FetchRateLimitOptions}; `limiter` and `key` are required.
  * @returns the wrapped handler, `(request, ...rest) => Promise<Response>`.
  * @throws {RateWardenTypeError} (a `TypeError`) when `handler` is not a function, `options` is
- *   not an object, `limiter` is not a RateLimiter or RateLimitGroup, **`key` is missing** or not
+ *   not an object or has a key that is not one of its options (code
+ *   `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is close, the option meant),
+ *   `limiter` is not a RateLimiter or RateLimitGroup, **`key` is missing** or not
  *   a function, another function option (`skip`, `cost`, `onRejected`, `onError`) is not a
  *   function, a header option is not a boolean, `policy` is not a policy or array of them, or
  *   `policy` is missing for a group.

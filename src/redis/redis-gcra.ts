@@ -47,8 +47,10 @@ export class RedisGCRA extends RedisStrategy {
   readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
   /**
-   * @throws {RateWardenTypeError} when `options` is not an object, `client` is not a node-redis
-   *   or ioredis client or a {@link RedisAdapter}, or an option has the wrong type.
+   * @throws {RateWardenTypeError} when `options` is not an object or has a key that is not one
+   *   of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is
+   *   close, the option meant), `client` is not a node-redis or ioredis client or a
+   *   {@link RedisAdapter}, or an option has the wrong type.
    * @throws {RateWardenRangeError} when `prefix` contains `{` or `}`, `timeoutSeconds` is outside
    *   `[0.001, 2147483]` and not `Infinity`, or `onFailure` / `time` is not one of its values.
    */

@@ -61,8 +61,10 @@ export class RedisSlidingWindowLog extends RedisStrategy {
   readonly maxThreshold = MAX_THRESHOLD;
 
   /**
-   * @throws {RateWardenTypeError} when `options` is not an object, `client` is not a node-redis
-   *   or ioredis client or a {@link RedisAdapter}, or an option has the wrong type.
+   * @throws {RateWardenTypeError} when `options` is not an object or has a key that is not one
+   *   of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is
+   *   close, the option meant), `client` is not a node-redis or ioredis client or a
+   *   {@link RedisAdapter}, or an option has the wrong type.
    * @throws {RateWardenRangeError} when `prefix` contains `{` or `}`, `timeoutSeconds` is outside
    *   `[0.001, 2147483]` and not `Infinity`, or `onFailure` / `time` is not one of its values.
    */

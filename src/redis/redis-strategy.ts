@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkObject, optionalFunction, rangeError, typeError } from '../errors.js';
+import { checkKnownKeys, checkObject, knownOptions, optionalFunction, rangeError, typeError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { BatchingStore, StoreBatch } from '../store.js';
@@ -21,7 +21,10 @@ import type { ScriptKind } from './reply.js';
 
 export type { RedisFailurePolicy } from './failure-policy.js';
 
-/** Options shared by the Redis strategies. */
+/**
+ * Options shared by the Redis strategies. Any other own enumerable string key is rejected (a
+ * `RateWardenTypeError`, code `ERR_RATEWARDEN_UNKNOWN_OPTION`).
+ */
 export interface RedisStrategyOptions {
   /**
    * The Redis client: a node-redis client or cluster (`redis` v4 and later, connected), an
@@ -84,6 +87,16 @@ export interface RedisStrategyOptions {
   readonly time?: 'redis' | 'limiter';
 }
 
+/** The keys of {@link RedisStrategyOptions}: the constructors reject any other. */
+const REDIS_OPTIONS = knownOptions('RedisStrategy options', {
+  client: true,
+  prefix: true,
+  timeoutSeconds: true,
+  onFailure: true,
+  onError: true,
+  time: true,
+} satisfies Record<keyof RedisStrategyOptions, true>);
+
 /** The longest window: Redis's expiry times and integer replies stay in range. */
 const MAX_WINDOW_SECONDS = 100_000_000;
 
@@ -123,6 +136,7 @@ export abstract class RedisStrategy implements BatchingStore {
    */
   constructor(options: RedisStrategyOptions, kind: ScriptKind, suffix: string, local: RateLimitStrategy<unknown>) {
     checkObject('options', options, 'an object');
+    checkKnownKeys(options, REDIS_OPTIONS, `${kind === 'l' ? 'RedisSlidingWindowLog' : 'RedisGCRA'} options`);
     const adapter = toRedisAdapter(options.client);
     const prefix = options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
