@@ -408,9 +408,13 @@ describe('a header builder either throws a RateWarden error or sends only valid 
   );
   const options = fc.record({ standard: fc.option(flag, { nil: undefined }), legacy: fc.option(flag, { nil: undefined }) });
 
-  /** A RateWarden error, with its stable code and a message naming what it expected. */
+  /**
+   * A RateWarden error, with its stable code and a message naming what it expected (or, for an
+   * unknown option key, the key and the options it is not one of).
+   */
   const isRateWardenError = (error: unknown): boolean =>
-    (error instanceof RateWardenTypeError || error instanceof RateWardenRangeError) && /^Expected `[^`]+` to be /.test(error.message);
+    (error instanceof RateWardenTypeError || error instanceof RateWardenRangeError) &&
+    (/^Expected `[^`]+` to be /.test(error.message) || /^Unknown option `.*` in /s.test(error.message));
 
   it('rateLimitHeaders: for arbitrary (hostile) results, policies and options', () => {
     let sent = 0;

@@ -52,6 +52,8 @@ const redis = createClient();
 const LIMITER = ['threshold', 'windowSeconds', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
 const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time'];
 const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
+/** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
+const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
 
 /** A limiter and a snapshot of everything a rejected call must leave unchanged. */
 function limiterWithState(options: Extra = {}): { limiter: RateLimiter; state: () => unknown } {
@@ -170,13 +172,13 @@ const cases: readonly Case[] = [
   },
   {
     what: 'expressRateLimit options',
-    known: MIDDLEWARE,
+    known: ADDRESS_MIDDLEWARE,
     call: (extra) => ({ run: () => expressRateLimit({ limiter: new RateLimiter({ threshold: 1, windowSeconds: 1 }), ...extra }) }),
     typo: ['standardHeader', 'standardHeaders'],
   },
   {
     what: 'fastifyRateLimit options',
-    known: MIDDLEWARE,
+    known: ADDRESS_MIDDLEWARE,
     call: (extra) => ({ run: () => fastifyRateLimit({ limiter: new RateLimiter({ threshold: 1, windowSeconds: 1 }), ...extra }) }),
     typo: ['legacyheaders', 'legacyHeaders'],
   },
