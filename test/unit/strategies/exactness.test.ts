@@ -236,6 +236,11 @@ function exactProperty(name: StrategyName) {
           const free = model.free(t);
           const r = limiter.allowRequestSync(s.key, { cost });
           const label = `${name} ${threshold}/${windowMs} ms, cost ${cost} at ${now}`;
+          // Every result in its documented ranges (issue 11, item 8).
+          expect(Number.isSafeInteger(r.remaining) && r.remaining >= 0 && r.remaining <= threshold, label).toBe(true);
+          expect(r.limit, label).toBe(threshold);
+          expect(r.resetAfter >= 0 && r.resetAfter <= MAX_WINDOWS[name] * (windowMs / 1000), `${label}: resetAfter ${r.resetAfter}`).toBe(true);
+          if (r.allowed) expect(r.retryAfter, label).toBe(0);
           expect(r.allowed, label).toBe(BigInt(cost) <= free);
           if (r.allowed) {
             model.record(t, BigInt(cost));
