@@ -106,9 +106,9 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
   if (now < state.at) reading = now = state.at;
   let debt = debtAt(state, now);
   if (state.quota !== quota) {
-    // A tier change: the debt keeps its share of the window (rounded up to a unit).
+    // A tier change: the debt keeps its share of the window (rounded up to a unit; the share is
+    // at most 1, so the debt at most `span`).
     debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span);
-    if (debt > span) debt = span;
     if (record) {
       // The new quota applies from now on, whatever this decision (so that a refusal's
       // retryAfter, computed under it, holds); not from a peek.
@@ -117,30 +117,31 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
       state.quota = quota;
     }
   }
-  if (cost <= threshold) {
-    const needed = debt + cost * perRequest; // at most 2 × 2^52: exact
-    if (needed <= span) {
-      if (record) {
-        state.at = now;
-        state.debt = needed;
-        state.quota = quota;
-      }
-      const used = record ? needed : debt;
-      return outcome(true, Math.floor((span - used) / perRequest), 0, threshold, used / threshold / TICKS_PER_MS);
+  // Exact while `cost <= threshold` (at most 2 × 2^52); a larger cost exceeds `span` whatever
+  // the rounding, and is refused.
+  const needed = debt + cost * perRequest;
+  if (needed <= span) {
+    if (record) {
+      state.at = now;
+      state.debt = needed;
+      state.quota = quota;
     }
+    const used = record ? needed : debt;
+    return outcome(true, Math.floor((span - used) / perRequest), 0, threshold, used / threshold / TICKS_PER_MS);
   }
   const remaining = Math.floor((span - debt) / perRequest);
   const resetAfter = debt / threshold / TICKS_PER_MS;
   if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
   // Allowed once `debt + cost × T − elapsed` fits in the window: the excess, repaid at
   // `threshold` units per tick.
-  const waitMs = ticksToRepay(debt + cost * perRequest - span, threshold) / TICKS_PER_MS;
+  const waitMs = ticksToRepay(needed - span, threshold) / TICKS_PER_MS;
   return outcome(false, remaining, retryAfterSeconds(reading, now, waitMs, quota.windowSeconds), threshold, resetAfter);
 }
 
 /**
- * The debt at `now` (on the grid, not before `state.at`) under the state's own quota: the debt
- * at `state.at`, less `threshold` units per tick since, and never below 0.
+ * The debt at `now` (on the grid) under the state's own quota: the debt at `state.at`, less
+ * `threshold` units per tick since, and never below 0. A time before `state.at` (a direct
+ * `sweep` with a clock that went back) counts as `state.at`.
  */
 function debtAt(state: GCRAState, now: number): number {
   const old = state.quota;

@@ -182,3 +182,35 @@ describe('tier changes at any time, on every strategy', () => {
     expect(limiter.allowRequestSync('k', { cost: 6 })).toMatchObject({ allowed: false, remaining: 5, retryAfter: 0.2 });
   });
 });
+
+describe('called directly with a clock that went back, a strategy takes the reading as the time of its state', () => {
+  const quota = { threshold: 2, windowMs: 1_000, windowSeconds: 1 } as const;
+  it.each([
+    ['token-bucket', () => new TokenBucket() as RateLimitStrategy<unknown>],
+    ['gcra', () => new GCRA() as RateLimitStrategy<unknown>],
+  ] as const)('%s: a decision before the last one counts as at its time, so it refills nothing', (_name, make) => {
+    const strategy = make();
+    const state = strategy.createState(quota);
+    expect(strategy.consume(state, 1_000, 1, quota)).toMatchObject({ allowed: true, remaining: 1 });
+    // At 500 ms, taken as 1000 ms: the last token; recorded at 1000 ms.
+    expect(strategy.consume(state, 500, 1, quota)).toMatchObject({ allowed: true, remaining: 0 });
+    // At 1000 ms nothing has been refilled: one emission interval (500 ms) to wait.
+    expect(strategy.consume(state, 1_000, 1, quota)).toMatchObject({ allowed: false, remaining: 0, retryAfter: 0.5 });
+    expect(strategy.peek(state, 600, 1, quota)).toMatchObject({ allowed: false, retryAfter: 0.5 });
+  });
+
+  it.each([
+    ['token-bucket', () => new TokenBucket() as RateLimitStrategy<unknown>],
+    ['gcra', () => new GCRA() as RateLimitStrategy<unknown>],
+  ] as const)('%s: a sweep before the time of a full bucket says it is clear', (_name, make) => {
+    const strategy = make();
+    const state = strategy.createState(quota);
+    expect(strategy.consume(state, 0, 2, quota).allowed).toBe(true);
+    // Ten windows later, under another quota, a request that can never fit: refused, and the
+    // key (by then full again) is converted to the new quota at 10 s.
+    const other = { threshold: 4, windowMs: 2_000, windowSeconds: 2 } as const;
+    expect(strategy.consume(state, 10_000, 5, other)).toMatchObject({ allowed: false, retryAfter: Infinity, remaining: 4 });
+    expect(strategy.sweep(state, 10_000, other)).toBe(true);
+    expect(strategy.sweep(state, 9_000, other)).toBe(true);
+  });
+});
