@@ -39,7 +39,7 @@ export interface ReplayOptions {
   readonly gzip?: boolean | undefined;
   /** Requests allowed per window and client: a positive safe integer. Default 60. */
   readonly threshold?: number | undefined;
-  /** The window in **seconds**: a finite number at least 0.001 (see `createQuota`). Default 60. */
+  /** The window in **seconds**: a whole number of milliseconds from 0.001 to 10^9 (see `createQuota`). Default 60. */
   readonly windowSeconds?: number | undefined;
   /**
    * The algorithm, by name: one of `STRATEGY_NAMES`. Default `"sliding-window-log"`, the
