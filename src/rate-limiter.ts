@@ -74,7 +74,8 @@ export class RateLimiter<State = unknown> {
    *   function.
    * @throws {RateWardenRangeError} (a `RangeError`) when `threshold` or `windowSeconds` is out of
    *   range (see {@link createQuota}: a positive safe integer up to the strategy's
-   *   `maxThreshold`; a finite number of seconds from 0.001 up to its `maxWindowSeconds`), or
+   *   `maxThreshold`; a whole number of milliseconds, in seconds, from 0.001 up to 10^9 and its
+   *   `maxWindowSeconds`; `threshold × windowMs` up to its `maxThresholdTimesWindowMs`), or
    *   `maxKeys` or `sweepIntervalSeconds` is.
    */
   constructor(options: RateLimiterOptions<State>) {
