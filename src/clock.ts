@@ -46,8 +46,9 @@ export class MonotonicClock {
    * @returns the reading, or the latest reading used if this one is earlier.
    * @throws {RateWardenTypeError} when the clock returns a non-number.
    * @throws {RateWardenRangeError} when it returns NaN or ±Infinity, or a time so large that
-   *   adding the window does not change it (its floating-point resolution is coarser than the
-   *   window). Nothing is changed then.
+   *   adding a 64th of the window does not change it (its floating-point resolution is coarser
+   *   than 1/32 of the window: 2^52 ms for a 1 s window, 2^45 ms still fine for 1 ms). Nothing is
+   *   changed then.
    */
   read(windowMs: number): number {
     const reading = this.#clock();
@@ -55,8 +56,9 @@ export class MonotonicClock {
     let now = this.#latest;
     if (reading > now) now = reading;
     else if (reading !== reading || reading === -Infinity) throw badClock(reading);
-    // Finite, and large enough a window still moves it: `t + windowMs > t` (false for Infinity).
-    if (!(now + windowMs > now)) throw coarseClock(now, windowMs);
+    // Finite, and fine enough for the window: a 64th of it still moves the reading (false for
+    // Infinity), so that the reading's rounding step is at most 1/32 of the window.
+    if (!(now + windowMs / 64 > now)) throw coarseClock(now, windowMs);
     this.#latest = now;
     return now;
   }
@@ -73,6 +75,6 @@ function badClock(reading: unknown): Error {
 function coarseClock(reading: number, windowMs: number): Error {
   return new RateWardenRangeError(
     'Expected `clock` to return a finite number of milliseconds whose floating-point ' +
-      `resolution is finer than the window (${windowMs} ms), got ${describeValue(reading)}`,
+      `resolution is finer than 1/32 of the window (${windowMs} ms), got ${describeValue(reading)}`,
   );
 }

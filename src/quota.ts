@@ -180,3 +180,11 @@ export function checkSeconds(name: string, value: unknown, max?: number, whose?:
   }
   return value;
 }
+
+/**
+ * @internal Whether two quotas are the same limit: the same object, or the same threshold and
+ * window (a `limitFor` may build an equal quota for every call; that is no tier change).
+ */
+export function sameQuota(a: Quota, b: Quota): boolean {
+  return a === b || (a.threshold === b.threshold && a.windowMs === b.windowMs);
+}

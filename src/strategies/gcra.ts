@@ -1,5 +1,5 @@
 import { outcome } from '../result.js';
-import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
+import { MAX_THRESHOLD_TIMES_WINDOW_MS, sameQuota } from '../quota.js';
 import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
@@ -105,7 +105,7 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
   let reading = nowMs;
   if (now < state.at) reading = now = state.at;
   let debt = debtAt(state, now);
-  if (state.quota !== quota) {
+  if (!sameQuota(state.quota, quota)) {
     // A tier change: the debt keeps its share of the window (rounded up to a unit; the share is
     // at most 1, so the debt at most `span`).
     debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span);

@@ -16,6 +16,12 @@ export class SlidingWindowCounterState {
   anchor = 0;
   /** The current window's number, counted from {@link anchor}: a non-negative integer. */
   index = 0;
+  /**
+   * The length in milliseconds of the windows {@link index} counts (the window of the last
+   * recorded decision; a key whose tier changes its window continues from the current
+   * window's start with the new length). 0 before the first.
+   */
+  windowMs = 0;
   /** Units allowed in the current window. */
   current = 0;
   /** Units allowed in the previous window (0 if it was not the one just before). */
@@ -86,11 +92,11 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
     return decide(state ?? EMPTY, nowMs, cost, quota, false);
   }
 
-  /** Says whether both counted windows are over (the estimate is 0 from now on). */
-  sweep(state: SlidingWindowCounterState, nowMs: number, quota: Quota): boolean {
+  /** Says whether both counted windows are over (the estimate is 0 from now on), in the windows the key last recorded under. */
+  sweep(state: SlidingWindowCounterState, nowMs: number): boolean {
     if (state.current === 0 && state.previous === 0) return true;
-    const into = onGrid(nowMs) - state.anchor - state.index * quota.windowMs;
-    return into >= (state.current === 0 ? 1 : 2) * quota.windowMs;
+    const into = onGrid(nowMs) - state.anchor - state.index * state.windowMs;
+    return into >= (state.current === 0 ? 1 : 2) * state.windowMs;
   }
 }
 
@@ -119,7 +125,13 @@ function decide(
     anchor = now;
     index = 0;
   } else {
-    into = now - anchor - index * windowMs;
+    into = now - anchor - index * state.windowMs;
+    if (state.windowMs !== windowMs) {
+      // A tier changed the window: the current window keeps its start and takes the new
+      // length (its start is computed here, once per change).
+      anchor += index * state.windowMs;
+      index = 0;
+    }
     if (into < 0) {
       // The clock went back before the window's start: the start it is.
       reading = now = anchor + index * windowMs;
@@ -150,6 +162,7 @@ function decide(
     if (record) {
       state.anchor = anchor;
       state.index = index;
+      state.windowMs = windowMs;
       state.current = current + cost;
       state.previous = previous;
     }

@@ -1,5 +1,5 @@
 import { outcome } from '../result.js';
-import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
+import { MAX_THRESHOLD_TIMES_WINDOW_MS, sameQuota } from '../quota.js';
 import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
@@ -116,7 +116,7 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quo
   let reading = nowMs;
   if (now < state.last) reading = now = state.last;
   let level = levelAt(state, now);
-  if (state.quota !== quota) {
+  if (!sameQuota(state.quota, quota)) {
     // A tier change: the bucket keeps its fill fraction (rounded down to a unit; the fraction is
     // at most 1, so the level at most `full`).
     level = Math.floor((level / fullOf(state.quota)) * full);

@@ -300,3 +300,87 @@ describe('every strategy vs its exact model (fast-check, epoch-scale and fractio
     );
   });
 });
+
+describe('a clock too coarse for the window is refused, so that retryAfter stays within the window but for a rounding step (attack run)', () => {
+  it.each(NAMES)('%s: a reading of 2^60 ms with a 1.1 s window is refused; 2^45 ms with a 1 ms window is decided', (name) => {
+    expect(() => limiterOf(name, 1, 1.1, () => 2 ** 60).allowRequestSync('u')).toThrow(/resolution is finer than 1\/32 of the window/);
+    expect(() => limiterOf(name, 1, 0.002, () => 2 ** 52).allowRequestSync('u')).toThrow(RangeError);
+    let now = 2 ** 45;
+    const limiter = limiterOf(name, 1, 0.001, () => now);
+    expect(limiter.allowRequestSync('u').allowed).toBe(true);
+    const refused = limiter.allowRequestSync('u');
+    expect(refused.allowed).toBe(false);
+    // At most the window plus two rounding steps of the reading (2^-7 ms each at 2^45).
+    expect(refused.retryAfter).toBeLessThanOrEqual(MAX_WINDOWS[name] * 0.001 + (2 * 2 ** -7) / 1000);
+    now += refused.retryAfter * 1000;
+    expect(limiter.allowRequestSync('u').allowed).toBe(true);
+  });
+});
+
+describe('a limitFor returning an equal quota object for every call is no tier change (attack run)', () => {
+  it.each(NAMES)('%s decides alike with one quota object and with a fresh equal one per call', (name) => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ advance: fc.double({ min: 0, max: 700, noNaN: true }), cost: fc.integer({ min: 1, max: 4 }) }), { maxLength: 80 }), (steps) => {
+        let now = 1_764_500_000_000.3;
+        const fixed = { threshold: 3, windowSeconds: 1 };
+        const same = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: STRATEGIES[name](), clock: () => now, limitFor: () => fixed });
+        const fresh = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: STRATEGIES[name](), clock: () => now, limitFor: () => ({ threshold: 3, windowSeconds: 1 }) });
+        for (const s of steps) {
+          now += s.advance;
+          expect(fresh.allowRequestSync('k', { cost: s.cost })).toEqual(same.allowRequestSync('k', { cost: s.cost }));
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe("the sliding-window counter across a tier change of window (attack run)", () => {
+  it('a key used every second for a while, then moved to a 60 s window, decides from its current window on: waiting retryAfter is enough', () => {
+    let now = 0;
+    let tier = { threshold: 2, windowSeconds: 1 };
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 1, strategy: new SlidingWindowCounter(), clock: () => now, limitFor: () => tier });
+    for (now = 0; now <= 9_000; now += 1_000) expect(limiter.allowRequestSync('k').allowed).toBe(true);
+    now = 9_500;
+    tier = { threshold: 2, windowSeconds: 60 };
+    // The current window [9 s, 10 s) holds one request, the previous one [8 s, 9 s) one; under
+    // the new length the current window is [9 s, 69 s): estimate 1 × 59.5/60 + 1 > 1, refused,
+    // until the previous window's weight has decayed (at 69 s it is gone).
+    const refused = limiter.allowRequestSync('k');
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, limit: 2 });
+    expect(refused.retryAfter).toBeGreaterThan(0);
+    expect(refused.retryAfter).toBeLessThanOrEqual(59.5);
+    now += refused.retryAfter * 1000;
+    expect(limiter.allowRequestSync('k').allowed).toBe(true);
+  });
+
+  it('property: after any tier changes, a refusal under a stable tier is lifted by waiting retryAfter', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3_000 }), tier: fc.constantFrom(0, 1, 2), cost: fc.integer({ min: 1, max: 3 }) }), { maxLength: 60 }),
+        (steps) => {
+          const tiers = [
+            { threshold: 3, windowSeconds: 1 },
+            { threshold: 3, windowSeconds: 60 },
+            { threshold: 5, windowSeconds: 0.25 },
+          ];
+          let now = 1_764_500_000_000;
+          let tier = 0;
+          const limiter = new RateLimiter({ threshold: 3, windowSeconds: 1, strategy: new SlidingWindowCounter(), clock: () => now, limitFor: () => tiers[tier] });
+          for (const s of steps) {
+            now += s.advance;
+            tier = s.tier;
+            const r = limiter.allowRequestSync('k', { cost: s.cost });
+            if (r.allowed || r.retryAfter === Infinity) continue;
+            expect(r.retryAfter).toBeLessThanOrEqual(2 * tiers[tier]!.windowSeconds);
+            const later = now + r.retryAfter * 1000;
+            const peekAt = now;
+            now = later;
+            expect(limiter.peekSync('k', { cost: s.cost }).allowed, `refused at ${peekAt}, waits ${r.retryAfter} s`).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
