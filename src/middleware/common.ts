@@ -174,6 +174,21 @@ export interface MiddlewareConfig<Req> {
 }
 
 /**
+ * @internal The keys of {@link RateLimitMiddlewareOptions}, which each framework's list of
+ * known options spreads (checked against the interface).
+ */
+export const SHARED_OPTIONS = {
+  limiter: true,
+  key: true,
+  skip: true,
+  cost: true,
+  policy: true,
+  standardHeaders: true,
+  legacyHeaders: true,
+  onError: true,
+} as const satisfies Record<keyof RateLimitMiddlewareOptions<unknown>, true>;
+
+/**
  * @internal Validates the shared options. `known` are the keys of the framework's options (the
  * shared ones, `onRejected`, and `ipv6Subnet` where the framework has a client address);
  * `clientAddress` reads the framework's client address (the default key is then `ipKey` of it,

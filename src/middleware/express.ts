@@ -20,7 +20,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { knownOptions, optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
+import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
@@ -50,14 +50,7 @@ export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Requ
 
 /** The keys of {@link ExpressRateLimitOptions}: any other is rejected. */
 const OPTIONS = knownOptions('expressRateLimit options', {
-  limiter: true,
-  key: true,
-  skip: true,
-  cost: true,
-  policy: true,
-  standardHeaders: true,
-  legacyHeaders: true,
-  onError: true,
+  ...SHARED_OPTIONS,
   onRejected: true,
   ipv6Subnet: true,
 } satisfies Record<keyof ExpressRateLimitOptions, true>);

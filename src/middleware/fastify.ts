@@ -19,7 +19,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
 import { knownOptions, optionalFunction } from '../errors.js';
-import { checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
+import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
@@ -51,14 +51,7 @@ export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<Fast
 
 /** The keys of {@link FastifyRateLimitOptions}: any other is rejected. */
 const OPTIONS = knownOptions('fastifyRateLimit options', {
-  limiter: true,
-  key: true,
-  skip: true,
-  cost: true,
-  policy: true,
-  standardHeaders: true,
-  legacyHeaders: true,
-  onError: true,
+  ...SHARED_OPTIONS,
   onRejected: true,
   ipv6Subnet: true,
 } satisfies Record<keyof FastifyRateLimitOptions, true>);

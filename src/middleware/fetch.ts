@@ -23,6 +23,7 @@ import { isObject, knownOptions, optionalFunction, typeError } from '../errors.j
 import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 import {
+  SHARED_OPTIONS,
   checkOptions,
   decide,
   type MiddlewareConfig,
@@ -67,14 +68,7 @@ export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Reques
 
 /** The keys of {@link FetchRateLimitOptions}: any other is rejected. */
 const OPTIONS = knownOptions('withRateLimit / checkRateLimit options', {
-  limiter: true,
-  key: true,
-  skip: true,
-  cost: true,
-  policy: true,
-  standardHeaders: true,
-  legacyHeaders: true,
-  onError: true,
+  ...SHARED_OPTIONS,
   onRejected: true,
 } satisfies Record<keyof FetchRateLimitOptions, true>);
 
