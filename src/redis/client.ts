@@ -23,6 +23,17 @@ export interface RedisAdapter {
    * @default false
    */
   readonly cluster?: boolean;
+  /**
+   * `true` when the client may send a command again after a reconnect although the server may
+   * already have run it (the reply was lost with the connection): ioredis does by default
+   * (`autoResendUnfulfilledCommands`). Each decision that records then also writes a short-lived
+   * token key (the call's reply, in the same hash slot), so that a re-sent decision is recorded
+   * at most once and answered with the first run's reply. `false` (node-redis, ioredis with
+   * `autoResendUnfulfilledCommands: false`) saves that write: a client that never re-sends
+   * needs no token.
+   * @default false
+   */
+  readonly resends?: boolean;
   /** Runs `EVALSHA sha numkeys ...keys ...args`. */
   evalSha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Runs `EVAL script numkeys ...keys ...args` (which also caches the script on the server). */
@@ -41,6 +52,17 @@ interface IoredisLike {
   eval(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
 }
 
+/**
+ * Whether an ioredis client may re-send a command after a reconnect: unless its
+ * `autoResendUnfulfilledCommands` option (default `true`) is `false`; a Cluster always counts as
+ * re-sending (it retries commands on other connections as the cluster changes).
+ */
+function ioredisResends(c: Record<string, unknown>): boolean {
+  if (c.isCluster === true) return true;
+  const options = c.options as { autoResendUnfulfilledCommands?: unknown } | null | undefined;
+  return options?.autoResendUnfulfilledCommands !== false;
+}
+
 /** Adapters built so far, by client: one per client, so that strategies on it can batch. */
 const adapters = new WeakMap<object, RedisAdapter>();
 
@@ -49,7 +71,9 @@ const adapters = new WeakMap<object, RedisAdapter>();
  * `createCluster()`, v4 and later: it has `evalSha`), an ioredis client or cluster (`new Redis()`,
  * `new Cluster()`: it has `evalsha`), or a {@link RedisAdapter} of your own (recognised by its
  * `ratewardenAdapter: true` property, and returned as it is). The same client always gets the
- * same adapter.
+ * same adapter. An ioredis adapter {@link RedisAdapter.resends | re-sends} unless the client was
+ * created with `autoResendUnfulfilledCommands: false` (a Cluster always does); a node-redis one
+ * never does.
  *
  * @throws {RateWardenTypeError} when `client` is none of these.
  */
@@ -68,6 +92,7 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
     adapter = {
       ratewardenAdapter: true,
       cluster: c.isCluster === true,
+      resends: ioredisResends(c),
       evalSha: (sha, keys, args) => io.evalsha(sha, keys.length, ...keys, ...args),
       eval: (script, keys, args) => io.eval(script, keys.length, ...keys, ...args),
     };
@@ -77,6 +102,8 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
       ratewardenAdapter: true,
       // A node-redis cluster (createCluster) has `masters`; a client does not.
       cluster: 'masters' in c,
+      // node-redis rejects the commands in flight when a connection drops; it never re-sends them.
+      resends: false,
       evalSha: (sha, keys, args) => node.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
       eval: (script, keys, args) => node.eval(script, { keys: keys as string[], arguments: args as string[] }),
     };

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { RateWardenRangeError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
 import type { BatchRequest, StoreBatch } from '../store.js';
@@ -25,6 +26,13 @@ const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
  * whole milliseconds, so a timeout may fire up to 1 ms before `performance.now()` says it is due.
  */
 const DEADLINE_MARGIN_US = 1_000;
+
+/**
+ * This process's part of every call id (random), so that ids never collide across processes
+ * sharing a Redis; a counter makes the rest.
+ */
+const PROCESS_NONCE = randomBytes(9).toString('base64url');
+let calls = 0;
 
 /** Batches, by adapter and time mode: strategies on one client share them. */
 const batches = new WeakMap<RedisAdapter, { redis?: RedisBatch; limiter?: RedisBatch }>();
@@ -46,6 +54,8 @@ export function batchFor(adapter: RedisAdapter, time: 'redis' | 'limiter'): Redi
 export class RedisBatch implements StoreBatch {
   readonly #adapter: RedisAdapter;
   readonly #time: 'redis' | 'limiter';
+  /** Whether the client may re-send a call after a reconnect: decisions that record then carry a token. */
+  readonly #resends: boolean;
   /**
    * The server's clock minus this process's (`performance.now()`), in microseconds, learnt from
    * the server time every reply carries (the handshake's first); `undefined` until then. Always
@@ -59,6 +69,7 @@ export class RedisBatch implements StoreBatch {
   constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
     this.#adapter = adapter;
     this.#time = time;
+    this.#resends = adapter.resends === true;
   }
 
   async decideAll(requests: readonly BatchRequest[], record: boolean): Promise<readonly RateLimitResult[]> {
@@ -137,6 +148,16 @@ export class RedisBatch implements StoreBatch {
    * call whose handshake is late never sends its decision. The handshake costs one extra round
    * trip, once per client and time mode (concurrent first calls share it); with no timeout
    * (`Infinity`) there is no deadline and no handshake.
+   *
+   * **A decision is recorded at most once, even when the client re-sends it** (ioredis re-sends
+   * the commands in flight after a reconnect: a script that ran, but whose reply was lost with
+   * the connection, would run again). With such a client ({@link RedisAdapter.resends}) a
+   * decision that records sends mode `r` and a token key of its own (`<first key>:call:<id>`,
+   * in the first key's hash slot): the first run stores its reply there, a re-sent run returns
+   * it and writes nothing. A re-sent run that finds no token and starts after the deadline
+   * writes nothing (as above); the token outlives the deadline by a second, so one that ran
+   * before always answers a re-send. The caller may still have timed out before a re-sent reply
+   * comes: a reply lost after the script ran cannot be reported in time, by any client.
    */
   async #call(
     requests: readonly BatchRequest[],
@@ -159,8 +180,15 @@ export class RedisBatch implements StoreBatch {
       const r = requests[i] as BatchRequest;
       args.push((limits[i] as RedisLimit).kind, String(r.quota.threshold), String(r.quota.windowMs), String(r.cost));
     }
+    let scriptKeys = keys;
+    if (record && this.#resends) {
+      args[0] = 'r';
+      // In the first key's hash slot: every key has a hash tag, the user id (never empty), and
+      // it stays the first `{…}` of the token's name.
+      scriptKeys = [...keys, `${keys[0] as string}:call:${PROCESS_NONCE}${(calls++).toString(36)}`];
+    }
     const state = { timedOut: false };
-    const reply = await withTimeout(this.#decide(keys, args, state, startUs, timeoutSeconds), timeoutSeconds, state);
+    const reply = await withTimeout(this.#decide(keys, scriptKeys, args, state, startUs, timeoutSeconds), timeoutSeconds, state);
     if (Array.isArray(reply) && reply.length === 2 && toNumber(reply[0]) === -1) {
       // The script started after the deadline (the reply took longer than the margin the
       // offset leaves): nothing was written.
@@ -173,10 +201,12 @@ export class RedisBatch implements StoreBatch {
 
   /**
    * Sends the decision (after the handshake if the offset is unknown) with its deadline, unless
-   * the caller has given up by then; learns the offset from the reply.
+   * the caller has given up by then; learns the offset from the reply. `keys`: the limits' (the
+   * handshake's); `scriptKeys`: the decision's (with its token, if any).
    */
   async #decide(
     keys: readonly string[],
+    scriptKeys: readonly string[],
     args: string[],
     state: { timedOut: boolean },
     startUs: number,
@@ -188,7 +218,7 @@ export class RedisBatch implements StoreBatch {
       if (state.timedOut) throw new RateWardenRedisTimeoutError(timeoutSeconds);
       args[3] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#offsetUs as number)));
     }
-    const reply = await this.#run(keys, args, state);
+    const reply = await this.#run(scriptKeys, args, state);
     this.#learn(Array.isArray(reply) ? reply[reply.length - 1] : undefined);
     return reply;
   }

@@ -10,8 +10,13 @@ import { createHash } from 'node:crypto';
  * Decides one or more limits, all or nothing, atomically on the server.
  *
  * KEYS: one key per limit.
- * ARGV[1]: `1` to record when every limit allows, `0` to only check (peek), or `t` for the
- *   handshake: return `{ server time }` alone, touching no key (the other arguments absent).
+ * KEYS, with `r`: one key per limit, then the call's token (in the first key's hash slot).
+ * ARGV[1]: `1` to record when every limit allows, `0` to only check (peek), `r` to record at most
+ *   once per call (for clients that re-send a call after a reconnect: the token, if set, holds
+ *   the reply of the call's first run, returned unchanged with the server's time now; else the
+ *   script decides as with `1` and stores its reply there, with an expiry of the time left to
+ *   the deadline plus 1 s, or 60 s without a deadline), or `t` for the handshake: return
+ *   `{ server time }` alone, touching no key (the other arguments absent).
  * ARGV[2]: the time in **ticks** of 2^-10 ms (an integer: the limiter's reading on the grid of
  *   `strategies/time.ts`), or an empty string to read the server's clock (`TIME`, counted from
  *   2027-01-15T08:00:00Z, converted to ticks).
@@ -58,7 +63,20 @@ if ARGV[1] == 't' then
   -- The handshake: the caller learns the server's clock before its first decision.
   return { server_us }
 end
-local record = ARGV[1] == '1'
+-- 'r': record, at most once. The client may re-send a call after a reconnect (ioredis does), so
+-- the last key is the call's token: a re-sent call finds the reply its first run stored there
+-- and returns it (with the server's time now), touching nothing else.
+local token = nil
+if ARGV[1] == 'r' then
+  token = KEYS[#KEYS]
+  local stored = redis.call('GET', token)
+  if stored then
+    local again = cmsgpack.unpack(stored)
+    again[#again + 1] = server_us
+    return again
+  end
+end
+local record = ARGV[1] == '1' or token ~= nil
 local min_px = tonumber(ARGV[3])
 if ARGV[4] ~= '' and server_us > tonumber(ARGV[4]) then
   -- Past the caller's deadline: it has given up on this answer (timed out). Write nothing.
@@ -78,6 +96,7 @@ local function repay(need, rate)
   return m
 end
 local n = #KEYS
+if token then n = n - 1 end
 local out = {}
 local plan = {}
 local keep = {}
@@ -243,6 +262,13 @@ if recorded then
       out[o + 4] = { double = needed / threshold / 1024 }
     end
   end
+end
+if token then
+  -- The reply, for a re-sent call: kept until the deadline has passed (a call re-sent later
+  -- writes nothing anyway), plus a second; 60 s when the caller has no deadline.
+  local px = 60000
+  if ARGV[4] ~= '' then px = math.ceil((tonumber(ARGV[4]) - server_us) / 1000) + 1000 end
+  redis.call('SET', token, cmsgpack.pack(out), 'PX', px)
 end
 out[n * 5 + 1] = server_us
 return out

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -183,6 +183,7 @@ export function countingAdapter(inner: RedisAdapter): RedisAdapter & { calls: { 
   return {
     ratewardenAdapter: true,
     cluster: inner.cluster === true,
+    resends: inner.resends === true,
     calls,
     evalSha: (sha, keys, args) => {
       calls.evalSha++;
@@ -234,4 +235,63 @@ export async function startCluster(): Promise<{ ports: number[]; stop: () => Pro
     throw error;
   }
   return { ports, stop };
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a redis-server that can lose a reply: once armed by
+ * `dropNextReply()`, the next bytes the server sends are thrown away and both sides of that
+ * connection are closed, as when a connection drops after the server ran a command but before
+ * its reply arrived. The client reconnects through the proxy. `dropNextReply(skip)` lets `skip`
+ * replies (chunks the server sends) through first; it resolves when a reply has been dropped.
+ */
+export async function lossyProxy(targetPort: number): Promise<{
+  port: number;
+  dropNextReply(skip?: number): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let armed: (() => void) | undefined;
+  let skipping = 0;
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  };
+  const server: Server = createServer((client) => {
+    const upstream = connect({ port: targetPort, host: '127.0.0.1' });
+    track(client);
+    track(upstream);
+    client.on('data', (chunk) => upstream.write(chunk));
+    upstream.on('data', (chunk) => {
+      const dropped = armed;
+      if (dropped === undefined || skipping > 0) {
+        if (dropped !== undefined) skipping--;
+        client.write(chunk);
+        return;
+      }
+      armed = undefined;
+      client.destroy();
+      upstream.destroy();
+      dropped();
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    dropNextReply: (skip = 0) =>
+      new Promise<void>((resolve) => {
+        skipping = skip;
+        armed = resolve;
+      }),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
 }
