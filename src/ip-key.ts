@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { isObject, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, isObject, knownOptions, rangeError, typeError } from './errors.js';
 
 /** Options of {@link ipKey}. */
 export interface IpKeyOptions {
@@ -26,6 +26,9 @@ export interface IpKeyOptions {
    */
   readonly ipv6Subnet?: number | false;
 }
+
+/** The keys of {@link IpKeyOptions}, checked by {@link ipKey}. */
+const IP_KEY_OPTIONS = knownOptions('ipKey options', { ipv6Subnet: true } satisfies Record<keyof IpKeyOptions, true>);
 
 /** The default {@link IpKeyOptions.ipv6Subnet}: one /64 network per key. */
 export const DEFAULT_IPV6_SUBNET = 64;
@@ -54,7 +57,9 @@ export const DEFAULT_IPV6_SUBNET = 64;
  * @param options - {@link IpKeyOptions}.
  * @returns the key: a non-empty string.
  * @throws {RateWardenTypeError} when `address` is not a string, `options` is not an object or
- *   `undefined`, or `ipv6Subnet` is neither a number nor `false`.
+ *   `undefined`, `options` has a key other than `ipv6Subnet` (code `UnknownOption`, naming the
+ *   key and, when one is close, the option meant), or `ipv6Subnet` is neither a number nor
+ *   `false`.
  * @throws {RateWardenRangeError} when `address` is empty, or `ipv6Subnet` is not an integer
  *   from 1 to 128.
  *
@@ -66,7 +71,10 @@ export const DEFAULT_IPV6_SUBNET = 64;
  * ```
  */
 export function ipKey(address: string, options?: IpKeyOptions): string {
-  if (options !== undefined && !isObject(options)) throw typeError('options', 'an object or undefined', options);
+  if (options !== undefined) {
+    if (!isObject(options)) throw typeError('options', 'an object or undefined', options);
+    checkKnownKeys(options, IP_KEY_OPTIONS);
+  }
   const prefix = checkIpv6Subnet('ipv6Subnet', options?.ipv6Subnet);
   if (typeof address !== 'string') throw typeError('address', 'a string (a client IP address)', address);
   if (address.length === 0) throw rangeError('address', 'a non-empty string (a client IP address)', address);

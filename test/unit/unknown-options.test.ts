@@ -12,6 +12,7 @@ import {
   RateLimiter,
   RateWardenTypeError,
   createQuota,
+  ipKey,
   rateLimitHeaders,
   rateLimitProblem,
   type RateLimitResult,
@@ -224,6 +225,12 @@ const cases: readonly Case[] = [
     known: ['type', 'title'],
     call: (extra) => ({ run: () => rateLimitProblem({ ...allowed, allowed: false, retryAfter: 1 }, { ...extra }) }),
     typo: ['titel', 'title'],
+  },
+  {
+    what: 'ipKey options',
+    known: ['ipv6Subnet'],
+    call: (extra) => ({ run: () => ipKey('2001:db8:1:2:3:4:5:6', { ipv6Subnet: 48, ...extra }) }),
+    typo: ['ipv6subnet', 'ipv6Subnet'],
   },
 ];
 
