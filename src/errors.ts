@@ -71,14 +71,18 @@ export class RateWardenRangeError extends RangeError {
  * The rejection of `RateLimiter.waitForSlot` when the wait would exceed `maxWaitSeconds`, or
  * when the request can never be allowed (its cost exceeds the limit: `retryAfter` is
  * `Infinity`). A `RangeError` with the stable code {@link ErrorCode.WaitTooLong}, and a message
- * giving the wait needed and the limit.
+ * giving the wait that exceeds the bound (from the call, including the time already waited
+ * behind earlier waiters), what remains of it, and the limit.
  */
 export class RateWardenWaitError extends RangeError {
   /** The stable error code: always {@link ErrorCode.WaitTooLong}. */
   readonly code: typeof ErrorCode.WaitTooLong = ErrorCode.WaitTooLong;
   /**
-   * The wait needed, in seconds: exact for the first waiter of a key, a lower bound for one
-   * queued behind others (it cannot be served before them); `Infinity` when never.
+   * The wait still needed from the moment of the rejection, in seconds: exact for the first
+   * waiter of a key, a lower bound for one queued behind others (it cannot be served before
+   * them); `Infinity` when never. For a waiter that had already waited (behind earlier waiters,
+   * or for an earlier retry), the wait that exceeds `maxWaitSeconds` is longer: counted from
+   * the call, it adds what was waited already. The message gives both.
    */
   readonly retryAfter: number;
   /** The `maxWaitSeconds` that was exceeded (`Infinity` when not set). */

@@ -23,6 +23,8 @@ interface Waiter {
   readonly quota: Quota;
   /** The latest limiter time (ms) at which it accepts a slot; `Infinity` for no bound. */
   readonly deadline: number;
+  /** The limiter time (ms) of its call, when it has a bound (`deadline` finite); else 0. */
+  readonly start: number;
   readonly maxWaitSeconds: number;
   readonly signal: AbortSignal | undefined;
   readonly resolve: (result: RateLimitResult) => void;
@@ -81,14 +83,16 @@ export class WaitQueues {
     if (cost > quota.threshold) return Promise.reject(neverAllowed(maxWaitSeconds, quota, cost));
     let queue = this.#queues.get(key);
     let deadline = Infinity;
+    let start = 0;
     if (maxWaitSeconds !== Infinity) {
       const now = decider.now(quota);
+      start = now;
       deadline = now + maxWaitSeconds * 1000;
       if (queue !== undefined && queue.retryAt > deadline + WAIT_EPSILON_MS) {
         // Queued behind a waiter due later than the deadline: no slot in time.
         let ahead = 0;
         for (let w = queue.head; w !== undefined; w = w.next) ahead++;
-        return Promise.reject(waitTooLong((queue.retryAt - now) / 1000, maxWaitSeconds, quota, cost, ahead));
+        return Promise.reject(waitTooLong({ start: now, now, retryAt: queue.retryAt, maxWaitSeconds, quota, cost }, ahead));
       }
     }
     return new Promise<RateLimitResult>((resolve, reject) => {
@@ -97,6 +101,7 @@ export class WaitQueues {
         cost,
         quota,
         deadline,
+        start,
         maxWaitSeconds,
         signal,
         resolve,
@@ -247,7 +252,7 @@ export class WaitQueues {
     }
     const retryAt = now + retryAfter * 1000;
     if (retryAt > waiter.deadline + WAIT_EPSILON_MS) {
-      this.#settle(queue, waiter, false, waitTooLong(retryAfter, waiter.maxWaitSeconds, waiter.quota, waiter.cost, 0));
+      this.#settle(queue, waiter, false, waitTooLong({ ...waiter, now, retryAt }, 0));
       return false;
     }
     // The waiters behind it cannot be served before it: those who will not wait that long
@@ -256,7 +261,7 @@ export class WaitQueues {
     for (let w = waiter.next; w !== undefined; ) {
       const next = w.next;
       if (retryAt > w.deadline + WAIT_EPSILON_MS) {
-        this.#settle(queue, w, false, waitTooLong((retryAt - now) / 1000, w.maxWaitSeconds, w.quota, w.cost, ahead));
+        this.#settle(queue, w, false, waitTooLong({ ...w, now, retryAt }, ahead));
       } else {
         ahead++;
       }
@@ -296,9 +301,36 @@ function quotaText(quota: Quota): string {
   return `the limit is ${quota.threshold} request${quota.threshold === 1 ? '' : 's'} per ${seconds(quota.windowSeconds)}`;
 }
 
-/** The error of a wait that would take longer than `maxWaitSeconds`. */
-function waitTooLong(retryAfter: number, maxWaitSeconds: number, quota: Quota, cost: number, ahead: number): RateWardenWaitError {
-  const wait = ahead > 0 ? `at least ${seconds(retryAfter)} (behind ${ahead} earlier waiter${ahead === 1 ? '' : 's'} for the key)` : seconds(retryAfter);
+/** What {@link waitTooLong} reports: a bounded waiter, and when its slot could come. */
+interface TooLong {
+  /** The limiter time (ms) of the waiter's call. */
+  readonly start: number;
+  /** The limiter time (ms) now. */
+  readonly now: number;
+  /** The earliest limiter time (ms) of its slot (of the first waiter ahead's, when some are). */
+  readonly retryAt: number;
+  readonly maxWaitSeconds: number;
+  readonly quota: Quota;
+  readonly cost: number;
+}
+
+/**
+ * The error of a wait that would take longer than `maxWaitSeconds`. The message gives the wait
+ * that exceeds the bound: counted from the call, so including what the waiter has waited
+ * already (behind the waiters ahead of it, or for an earlier retry) and, with `ahead` waiters
+ * still ahead, as a lower bound. Its `retryAfter` is the part still to come, from now.
+ */
+function waitTooLong({ start, now, retryAt, maxWaitSeconds, quota, cost }: TooLong, ahead: number): RateWardenWaitError {
+  const retryAfter = (retryAt - now) / 1000;
+  const total = (retryAt - start) / 1000;
+  const waited = now > start ? (now - start) / 1000 : 0;
+  const atLeast = ahead > 0 ? 'at least ' : '';
+  const behind = ahead > 0 ? ` behind ${ahead} earlier waiter${ahead === 1 ? '' : 's'} for the key` : '';
+  // Rounded as shown: a wait shown as 0 s so far is no wait so far.
+  const wait =
+    Math.round(waited * 1e6) === 0
+      ? `${atLeast}${seconds(total)}${ahead > 0 ? ` (${behind.slice(1)})` : ''}`
+      : `${atLeast}${seconds(total)} from the call (${seconds(waited)} waited so far, ${atLeast}${seconds(retryAfter)} more${behind})`;
   return new RateWardenWaitError(
     `Expected a slot within \`maxWaitSeconds\` (${seconds(maxWaitSeconds)}), but waiting for one would take ${wait}: ${quotaText(quota)}`,
     retryAfter,

@@ -1,6 +1,7 @@
 // waitForSlot: outbound throttling. Fake timers only (the limiter's clock reads the fake time):
 // nothing here sleeps.
 import { getEventListeners } from 'node:events';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
 import type { RateLimitStore, RateLimitStrategy, RateWardenWaitError, SlidingWindowLogState } from '../../src/index.js';
@@ -530,5 +531,95 @@ describe('waitForSlot', () => {
       expect((await second).allowed).toBe(true);
       expect(vi.getTimerCount()).toBe(0);
     });
+  });
+});
+
+describe('a too-long wait is reported from the call, including the wait behind the waiters ahead', () => {
+  // Found by attack: 1 per 0.2 s; a waiter bound to 0.25 s queued behind one bound to 1 s is
+  // refused when its turn comes, 0.2 s after its call, and was told the wait "would take 0.2 s",
+  // less than its bound: the part still to come, not the wait that exceeds the bound.
+  it('a waiter refused after waiting behind another is told its whole wait, and what remains', async () => {
+    const l = limiter(1, 0.2);
+    l.allowRequestSync('m');
+    const a = track(l.waitForSlot('m', { maxWaitSeconds: 1 }));
+    const b = track(l.waitForSlot('m', { maxWaitSeconds: 0.25 }));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(a.value?.allowed).toBe(true);
+    const error = b.error as RateWardenWaitError;
+    expect(error.message).toBe(
+      'Expected a slot within `maxWaitSeconds` (0.25 s), but waiting for one would take 0.4 s from the call ' +
+        '(0.2 s waited so far, 0.2 s more): the limit is 1 request per 0.2 s',
+    );
+    expect(error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 0.2, maxWaitSeconds: 0.25 });
+  });
+
+  it('a waiter refused while others are still ahead is told the lower bound of its whole wait', async () => {
+    const l = limiter(1, 10);
+    l.allowRequestSync('a');
+    const first = track(l.waitForSlot('a', { maxWaitSeconds: 30 }));
+    const second = track(l.waitForSlot('a', { maxWaitSeconds: 25 }));
+    const third = track(l.waitForSlot('a', { maxWaitSeconds: 15 }));
+    await flush();
+    expect(third.done).toBe(false);
+    // At 10 s the first is served; the second is due at 20 s, so the third (bound 15 s) is not.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(first.value?.allowed).toBe(true);
+    expect(second.done).toBe(false);
+    expect((third.error as Error).message).toBe(
+      'Expected a slot within `maxWaitSeconds` (15 s), but waiting for one would take at least 20 s from the call ' +
+        '(10 s waited so far, at least 10 s more behind 1 earlier waiter for the key): the limit is 1 request per 10 s',
+    );
+    expect(third.error).toMatchObject({ retryAfter: 10, maxWaitSeconds: 15 });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(second.value?.allowed).toBe(true);
+  });
+
+  it('property: every refusal reports a wait longer than the bound, and the time waited as it was', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(fc.record({ delayMs: fc.integer({ min: 0, max: 300 }), maxWaitMs: fc.integer({ min: 0, max: 1500 }) }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        async (threshold, windowMs, prefill, waiters) => {
+          const l = limiter(threshold, windowMs / 1000);
+          for (let i = 0; i < prefill; i++) l.allowRequestSync('k');
+          const calls: { at: number; maxWaitSeconds: number; outcome: { error?: unknown; at?: number } }[] = [];
+          for (const { delayMs, maxWaitMs } of waiters) {
+            await vi.advanceTimersByTimeAsync(delayMs);
+            const call = { at: Date.now(), maxWaitSeconds: maxWaitMs / 1000, outcome: {} as { error?: unknown; at?: number } };
+            l.waitForSlot('k', { maxWaitSeconds: call.maxWaitSeconds }).then(
+              () => {},
+              (error: unknown) => {
+                call.outcome = { error, at: Date.now() };
+              },
+            );
+            calls.push(call);
+          }
+          await vi.advanceTimersByTimeAsync((waiters.length + prefill + 2) * windowMs);
+          expect(l.stats().waiting).toBe(0);
+          for (const { at, maxWaitSeconds, outcome } of calls) {
+            if (outcome.error === undefined) continue;
+            const error = outcome.error as RateWardenWaitError;
+            expect(error.code).toBe('ERR_RATEWARDEN_WAIT_TOO_LONG');
+            const match = /would take (?:at least )?([\d.]+) s(?: from the call \(([\d.]+) s waited so far, (?:at least )?([\d.]+) s more)?/.exec(
+              error.message,
+            );
+            expect(match, error.message).not.toBeNull();
+            const [, total, waited = '0', more = total] = match as unknown as [string, string, string | undefined, string | undefined];
+            // The wait that is reported exceeds the bound.
+            expect(Number(total)).toBeGreaterThan(maxWaitSeconds);
+            // What was waited is the time since the call; the rest is what retryAfter says.
+            expect(Number(waited)).toBeCloseTo(((outcome.at as number) - at) / 1000, 6);
+            expect(Number(more)).toBeCloseTo(error.retryAfter, 6);
+            expect(Number(total)).toBeCloseTo(Number(waited) + error.retryAfter, 5);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
