@@ -88,25 +88,30 @@ const PROBLEM_OPTIONS = knownOptions('rateLimitProblem options', {
  *   (each a non-negative integer in decimal digits).
  *
  * The result is checked first, as {@link RateLimitResult} documents it, so that nothing but
- * valid fields is ever sent: `allowed` a boolean; `limit` and `remaining` non-negative safe
- * integers with `remaining <= limit`; `retryAfter` a non-negative number of seconds or
- * `Infinity`; `resetAfter` a finite non-negative number of seconds. A group result (one with a
- * `results` array) also needs a non-empty `results` of such results, `names` with one string per
- * result, and `binding` an index into `results`. Names are sent as Structured Field Strings, so
- * each must be printable ASCII.
+ * valid fields consistent with one another is ever sent: `allowed` a boolean; `limit` a positive
+ * safe integer; `remaining` a non-negative safe integer, at most `limit`; `retryAfter` `0` when
+ * allowed, and a positive number of seconds or `Infinity` when refused; `resetAfter` a finite
+ * non-negative number of seconds. A group result (one with `results`) also needs a non-empty
+ * array `results` of such results, `names` with one string per result, `binding` an index into
+ * `results` whose `limit` is the group's, and, when the group is allowed, every result allowed;
+ * a result without `results` must have no `names` or `binding` either. Names are sent as
+ * Structured Field Strings, so each must be printable ASCII.
  *
  * @param result - a `RateLimitResult`, or a `GroupResult` (then one policy per limit).
  * @param options - {@link RateLimitHeadersOptions}.
  * @returns a new object; values are strings.
  * @throws {RateWardenTypeError} when `result` (or a member of a group's `results`) is not an
  *   object or one of its fields has the wrong type (named in the message, such as
- *   `result.results[1].remaining`), `options.policy` is missing or not an object (or array of
+ *   `result.results[1].remaining`), `results` is neither an array nor undefined, `names` or
+ *   `binding` is set without `results`, `options.policy` is missing or not an object (or array of
  *   them), a policy name is not a string, or `standard` / `legacy` is not a boolean; with code
  *   `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or a policy has a key that is not one of its
  *   options, naming the key and, when one is close, the option meant.
- * @throws {RateWardenRangeError} when a field of the result is out of its range (a negative,
- *   fractional or `NaN` count, `remaining` above `limit`, a negative or `NaN` time, an infinite
- *   `resetAfter`, a `binding` outside `results`, an empty group), a window is not a number of
+ * @throws {RateWardenRangeError} when a field of the result is out of its range or inconsistent
+ *   with the others (a negative, fractional or `NaN` count, a `limit` of 0, `remaining` above
+ *   `limit`, a `retryAfter` other than 0 when allowed or not positive when refused, a negative,
+ *   `NaN` or infinite `resetAfter`, a `binding` outside `results`, an empty group, a group
+ *   `limit` other than the binding limit's, an allowed group with a refused limit), a window is not a number of
  *   seconds from 0.001 to 999,999,999,999,999, a policy or group name has characters outside
  *   printable ASCII, or a group result gets a different number of policies.
  *
@@ -173,17 +178,19 @@ export interface RateLimitProblem {
  * An RFC 9457 problem details body for a rejected request: send it as JSON with status 429 and
  * `Content-Type: application/problem+json`, beside {@link rateLimitHeaders}.
  *
- * @param result - the rejected result.
+ * @param result - the refused result (`allowed: false`).
  * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
  *   `"Too Many Requests"`).
  * @throws {RateWardenTypeError} when `result` or `options` is not an object, a field of
  *   `result` has the wrong type, `options` has a key other than `type` and `title` (code
  *   `ERR_RATEWARDEN_UNKNOWN_OPTION`), or `type` or `title` is given and not a string.
- * @throws {RateWardenRangeError} when a field of `result` is out of its range (as for
+ * @throws {RateWardenRangeError} when `result` is allowed (naming `result.allowed`: a 429 body
+ *   describes a refusal), or a field of `result` is out of its range or inconsistent (as for
  *   {@link rateLimitHeaders}).
  */
 export function rateLimitProblem(result: RateLimitResult, options: RateLimitProblemOptions = {}): RateLimitProblem {
   const { top } = checkResult(result);
+  if (top.allowed) throw rangeError('result.allowed', 'false (a problem body describes a refused request)', top.allowed);
   checkObject('options', options, 'an object or undefined');
   checkKnownKeys(options, PROBLEM_OPTIONS);
   const type: unknown = options.type ?? 'about:blank';
@@ -234,7 +241,19 @@ interface Checked {
 function checkResult(result: unknown): Checked {
   const top = checkFields('result', result);
   const list: unknown = (result as { results?: unknown }).results;
-  if (!Array.isArray(list)) return { top, results: [top], names: undefined, binding: 0 };
+  if (list === undefined) {
+    // A single result: a group's other fields without `results` are a mistake, not ignored.
+    for (const field of ['names', 'binding'] as const) {
+      const value: unknown = (result as Record<string, unknown>)[field];
+      if (value !== undefined) {
+        throw typeError(`result.${field}`, 'undefined for a single result (a group result has `results`, `names` and `binding`)', value);
+      }
+    }
+    return { top, results: [top], names: undefined, binding: 0 };
+  }
+  if (!Array.isArray(list)) {
+    throw typeError('result.results', 'an array of results (one per limit of a group), or undefined for a single result', list);
+  }
   if (list.length === 0) throw rangeError('result.results', 'a non-empty array (one result per limit of a group)', list);
   const results = list.map((r: unknown, i) => checkFields(`result.results[${i}]`, r));
   const names: unknown = (result as { names?: unknown }).names;
@@ -249,6 +268,17 @@ function checkResult(result: unknown): Checked {
   const range = `an index into \`result.results\` (an integer from 0 to ${results.length - 1})`;
   if (typeof binding !== 'number') throw typeError('result.binding', range, binding);
   if (!Number.isInteger(binding) || binding < 0 || binding >= results.length) throw rangeError('result.binding', range, binding);
+  // As GroupResult documents: `limit` is the binding limit's, and an allowed group was allowed
+  // by every limit.
+  const bound = results[binding] as CheckedResult;
+  if (top.limit !== bound.limit) {
+    throw rangeError('result.limit', `the binding limit's \`limit\` (\`result.results[${binding}].limit\`, ${bound.limit})`, top.limit);
+  }
+  if (top.allowed) {
+    results.forEach((r, i) => {
+      if (!r.allowed) throw rangeError(`result.results[${i}].allowed`, 'true, as the group result is allowed (`result.allowed`)', r.allowed);
+    });
+  }
   return { top, results, names: names as string[], binding };
 }
 
@@ -258,11 +288,18 @@ function checkFields(path: string, value: unknown): CheckedResult {
   const r = value as Partial<Record<keyof CheckedResult, unknown>>;
   const allowed = r.allowed;
   if (typeof allowed !== 'boolean') throw typeError(`${path}.allowed`, 'a boolean', allowed);
-  const limit = checkCount(`${path}.limit`, r.limit, 'a non-negative safe integer');
+  const limit = checkCount(`${path}.limit`, r.limit, 'a positive safe integer');
+  if (limit === 0) throw rangeError(`${path}.limit`, 'a positive safe integer', limit);
   const remaining = checkCount(`${path}.remaining`, r.remaining, `a non-negative safe integer, at most \`limit\` (${limit})`);
   if (remaining > limit) throw rangeError(`${path}.remaining`, `a non-negative safe integer, at most \`limit\` (${limit})`, remaining);
-  const retryAfter = checkTime(`${path}.retryAfter`, r.retryAfter, true);
-  const resetAfter = checkTime(`${path}.resetAfter`, r.resetAfter, false);
+  // An allowed result has nothing to wait for; a refused one always has (or can never fit).
+  const retryAfter = r.retryAfter;
+  const expected = allowed
+    ? '0 (the result is allowed: `allowed` is true)'
+    : 'a positive number of seconds, or Infinity (never) (the result is refused: `allowed` is false)';
+  if (typeof retryAfter !== 'number') throw typeError(`${path}.retryAfter`, expected, retryAfter);
+  if (allowed ? retryAfter !== 0 : !(retryAfter > 0)) throw rangeError(`${path}.retryAfter`, expected, retryAfter);
+  const resetAfter = checkTime(`${path}.resetAfter`, r.resetAfter);
   return { allowed, remaining, retryAfter, limit, resetAfter };
 }
 
@@ -273,13 +310,11 @@ function checkCount(name: string, value: unknown, expected: string): number {
   return value;
 }
 
-/** A time in seconds: finite and non-negative, or `Infinity` where it means "never". */
-function checkTime(name: string, value: unknown, infinite: boolean): number {
-  const expected = infinite
-    ? 'a non-negative number of seconds, or Infinity (never)'
-    : 'a finite non-negative number of seconds';
+/** A time in seconds: finite and non-negative. */
+function checkTime(name: string, value: unknown): number {
+  const expected = 'a finite non-negative number of seconds';
   if (typeof value !== 'number') throw typeError(name, expected, value);
-  if (!(value >= 0) || (value === Infinity && !infinite)) throw rangeError(name, expected, value);
+  if (!(value >= 0) || value === Infinity) throw rangeError(name, expected, value);
   return value;
 }
 

@@ -124,7 +124,7 @@ describe('rateLimitProblem', () => {
       status: 429,
       detail: 'This request costs more than the limit of 10 allows; it can never be accepted.',
     });
-    expect(() => rateLimitProblem(result({}), { title: 5 as never })).toThrow(TypeError);
+    expect(() => rateLimitProblem(result({ allowed: false, retryAfter: 1 }), { title: 5 as never })).toThrow(TypeError);
   });
 });
 
@@ -148,22 +148,23 @@ describe('a header builder refuses a result it cannot describe in valid fields, 
   const policy = { windowSeconds: 60 };
   it.each([
     // The issue's inputs: q=NaN, r=-5, q=1.5, Retry-After: NaN.
-    [{ limit: NaN }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `NaN` (number)'],
+    [{ limit: NaN }, RangeError, 'Expected `result.limit` to be a positive safe integer, got `NaN` (number)'],
     [{ remaining: -5 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `-5` (number)'],
-    [{ limit: 1.5 }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `1.5` (number)'],
-    [{ allowed: false, retryAfter: NaN }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `NaN` (number)'],
+    [{ limit: 1.5 }, RangeError, 'Expected `result.limit` to be a positive safe integer, got `1.5` (number)'],
+    [{ allowed: false, retryAfter: NaN }, RangeError, 'Expected `result.retryAfter` to be a positive number of seconds, or Infinity (never) (the result is refused: `allowed` is false), got `NaN` (number)'],
     // The rest of the class.
     [{ allowed: 'yes' }, TypeError, 'Expected `result.allowed` to be a boolean, got `"yes"` (string)'],
     [{ allowed: undefined }, TypeError, 'Expected `result.allowed` to be a boolean, got `undefined` (undefined)'],
     [{ remaining: '3' }, TypeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `"3"` (string)'],
     [{ remaining: 11 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `11` (number)'],
     [{ remaining: 0.5 }, RangeError, 'Expected `result.remaining` to be a non-negative safe integer, at most `limit` (10), got `0.5` (number)'],
-    [{ limit: 2 ** 53, remaining: 0 }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `9007199254740992` (number)'],
-    [{ limit: Infinity }, RangeError, 'Expected `result.limit` to be a non-negative safe integer, got `Infinity` (number)'],
-    [{ limit: 10n }, TypeError, 'Expected `result.limit` to be a non-negative safe integer, got `10n` (bigint)'],
-    [{ retryAfter: -1 }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `-1` (number)'],
-    [{ retryAfter: -Infinity }, RangeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `-Infinity` (number)'],
-    [{ retryAfter: null }, TypeError, 'Expected `result.retryAfter` to be a non-negative number of seconds, or Infinity (never), got `null` (null)'],
+    [{ limit: 2 ** 53, remaining: 0 }, RangeError, 'Expected `result.limit` to be a positive safe integer, got `9007199254740992` (number)'],
+    [{ limit: Infinity }, RangeError, 'Expected `result.limit` to be a positive safe integer, got `Infinity` (number)'],
+    [{ limit: 10n }, TypeError, 'Expected `result.limit` to be a positive safe integer, got `10n` (bigint)'],
+    [{ retryAfter: -1 }, RangeError, 'Expected `result.retryAfter` to be 0 (the result is allowed: `allowed` is true), got `-1` (number)'],
+    [{ allowed: false, retryAfter: -1 }, RangeError, 'Expected `result.retryAfter` to be a positive number of seconds, or Infinity (never) (the result is refused: `allowed` is false), got `-1` (number)'],
+    [{ allowed: false, retryAfter: -Infinity }, RangeError, 'Expected `result.retryAfter` to be a positive number of seconds, or Infinity (never) (the result is refused: `allowed` is false), got `-Infinity` (number)'],
+    [{ retryAfter: null }, TypeError, 'Expected `result.retryAfter` to be 0 (the result is allowed: `allowed` is true), got `null` (null)'],
     [{ resetAfter: Infinity }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `Infinity` (number)'],
     [{ resetAfter: NaN }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `NaN` (number)'],
     [{ resetAfter: -0.5 }, RangeError, 'Expected `result.resetAfter` to be a finite non-negative number of seconds, got `-0.5` (number)'],
@@ -172,6 +173,53 @@ describe('a header builder refuses a result it cannot describe in valid fields, 
     expect(() => rateLimitHeaders(bad, { policy })).toThrow(exactly(type, message));
     expect(() => rateLimitHeaders(bad, { policy, standard: false, legacy: true })).toThrow(exactly(type, message));
     expect(() => rateLimitProblem(bad)).toThrow(exactly(type, message));
+  });
+
+  // Found by attack: each field in its range, but the fields contradict one another, or a
+  // group's fields on a result that is not a group.
+  describe('a header builder refuses a result whose fields are inconsistent, naming the field', () => {
+    const refused = { allowed: false, remaining: 0, retryAfter: 5, limit: 10, resetAfter: 5 };
+    it.each([
+      // An allowed result has no wait; a refused one always has one.
+      [{ allowed: true, remaining: 0, retryAfter: 5, limit: 10, resetAfter: 5 }, RangeError, 'Expected `result.retryAfter` ALLOWED `5` (number)'],
+      [{ allowed: true, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 5 }, RangeError, 'Expected `result.retryAfter` ALLOWED `Infinity` (number)'],
+      [{ ...refused, retryAfter: 0 }, RangeError, 'Expected `result.retryAfter` REFUSED `0` (number)'],
+      [{ ...refused, retryAfter: -0 }, RangeError, 'Expected `result.retryAfter` REFUSED `-0` (number)'],
+      // A limit of 0 allows nothing: no quota to advertise as q=0.
+      [{ ...refused, limit: 0 }, RangeError, 'Expected `result.limit` to be a positive safe integer, got `0` (number)'],
+      // A group's fields are not ignored on a result without `results`.
+      [{ ...refused, results: {}, names: 7, binding: 'x' }, TypeError, 'Expected `result.results` to be an array of results (one per limit of a group), or undefined for a single result, got `object` (object)'],
+      [{ ...refused, results: 'a' }, TypeError, 'Expected `result.results` to be an array of results (one per limit of a group), or undefined for a single result, got `"a"` (string)'],
+      [{ ...refused, names: 7 }, TypeError, 'Expected `result.names` to be undefined for a single result (a group result has `results`, `names` and `binding`), got `7` (number)'],
+      [{ ...refused, binding: 0 }, TypeError, 'Expected `result.binding` to be undefined for a single result (a group result has `results`, `names` and `binding`), got `0` (number)'],
+      // A group whose fields contradict its members.
+      [{ ...refused, results: [refused, { ...refused, limit: 3 }], names: ['a', 'b'], binding: 1 }, RangeError, "Expected `result.limit` to be the binding limit's `limit` (`result.results[1].limit`, 3), got `10` (number)"],
+      [
+        { allowed: true, remaining: 1, retryAfter: 0, limit: 10, resetAfter: 1, results: [{ allowed: true, remaining: 1, retryAfter: 0, limit: 10, resetAfter: 1 }, refused], names: ['a', 'b'], binding: 0 },
+        RangeError,
+        'Expected `result.results[1].allowed` to be true, as the group result is allowed (`result.allowed`), got `false` (boolean)',
+      ],
+      [{ ...refused, results: [refused, { ...refused, allowed: true }], names: ['a', 'b'], binding: 0 }, RangeError, 'Expected `result.results[1].retryAfter` ALLOWED `5` (number)'],
+    ] as const)('%o', (bad, type, message) => {
+      const text = message.replace('ALLOWED', 'to be 0 (the result is allowed: `allowed` is true), got').replace(
+        'REFUSED',
+        'to be a positive number of seconds, or Infinity (never) (the result is refused: `allowed` is false), got',
+      );
+      const r = bad as unknown as RateLimitResult;
+      const policies = 'results' in bad && Array.isArray(bad.results) ? [policy, policy] : policy;
+      expect(() => rateLimitHeaders(r, { policy: policies })).toThrow(exactly(type, text));
+      expect(() => rateLimitHeaders(r, { policy: policies, standard: false, legacy: true })).toThrow(exactly(type, text));
+      if (!bad.allowed) expect(() => rateLimitProblem(r)).toThrow(exactly(type, text));
+    });
+
+    it('rateLimitProblem refuses an allowed result: a 429 body describes a refusal', () => {
+      const allowed = { allowed: true, remaining: 3, retryAfter: 0, limit: 10, resetAfter: 5 };
+      expect(() => rateLimitProblem(allowed)).toThrow(
+        exactly(RangeError, 'Expected `result.allowed` to be false (a problem body describes a refused request), got `true` (boolean)'),
+      );
+      const group = { ...allowed, results: [allowed], names: ['a'], binding: 0 } as RateLimitResult;
+      expect(() => rateLimitProblem(group)).toThrow(exactly(RangeError, 'Expected `result.allowed` to be false (a problem body describes a refused request), got `true` (boolean)'));
+    });
   });
 
   it('refuses a group result with a bad member, names or binding, naming the field', () => {
@@ -340,6 +388,72 @@ function checkHeaders(headers: Record<string, string>, standard: boolean, legacy
   }
 }
 
+interface Plain {
+  allowed: boolean;
+  remaining: number;
+  retryAfter: number;
+  limit: number;
+  resetAfter: number;
+}
+
+/** Whether `value` is a result as RateLimitResult documents it: fields in range and consistent. */
+function isConsistent(value: unknown): value is Plain {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  const { allowed, remaining, retryAfter, limit, resetAfter } = r;
+  if (typeof allowed !== 'boolean' || typeof retryAfter !== 'number' || typeof resetAfter !== 'number') return false;
+  if (!Number.isSafeInteger(limit) || (limit as number) < 1) return false;
+  if (!Number.isSafeInteger(remaining) || (remaining as number) < 0 || (remaining as number) > (limit as number)) return false;
+  if (allowed ? retryAfter !== 0 : !(retryAfter > 0)) return false;
+  return resetAfter >= 0 && resetAfter < Infinity;
+}
+
+/** The results of a plain or group result as the builders must read them, or `undefined` when it is neither. */
+function limitsOf(value: unknown): { top: Plain; results: Plain[]; binding: number } | undefined {
+  if (!isConsistent(value)) return undefined;
+  const { results, names, binding } = value as unknown as Record<string, unknown>;
+  if (results === undefined) return names === undefined && binding === undefined ? { top: value, results: [value], binding: 0 } : undefined;
+  if (!Array.isArray(results) || results.length === 0 || !results.every(isConsistent)) return undefined;
+  if (!Array.isArray(names) || names.length !== results.length || !names.every((n) => typeof n === 'string')) return undefined;
+  if (!Number.isInteger(binding) || (binding as number) < 0 || (binding as number) >= results.length) return undefined;
+  if ((results[binding as number] as Plain).limit !== value.limit) return undefined;
+  if (value.allowed && !results.every((m: Plain) => m.allowed)) return undefined;
+  return { top: value, results, binding: binding as number };
+}
+
+const SF_MAX = 999_999_999_999_999;
+const whole = (seconds: number): number => (seconds > 0 ? Math.min(Math.ceil(seconds), SF_MAX) : 0);
+const delay = (seconds: number): number => Math.max(1, whole(seconds));
+
+/** The fields sent say what the (consistent) input says: the same limits, counts and waits. */
+function checkAgainstInput(headers: Record<string, string>, input: unknown, standard: boolean, legacy: boolean): void {
+  const limits = limitsOf(input);
+  expect(limits, 'a builder sent fields for an inconsistent result').toBeDefined();
+  const { top, results, binding } = limits as NonNullable<typeof limits>;
+  if (standard) {
+    const policies = parseList(headers['RateLimit-Policy'] as string);
+    const items = parseList(headers.RateLimit as string);
+    expect(policies.length).toBe(results.length);
+    results.forEach((r, i) => {
+      expect(integerParam(policies[i] as Item, 'q')).toBe(Math.min(r.limit, SF_MAX));
+      // `|| 0`: a remaining of -0 is sent as 0.
+      expect(integerParam(items[i] as Item, 'r')).toBe(Math.min(r.remaining, SF_MAX) || 0);
+      const t = !r.allowed && r.retryAfter !== Infinity ? delay(r.retryAfter) : whole(r.resetAfter);
+      expect(integerParam(items[i] as Item, 't')).toBe(t);
+    });
+  }
+  // Retry-After exactly when the request was refused and waiting helps, never shorter than the wait.
+  if (!top.allowed && top.retryAfter !== Infinity) expect(headers['Retry-After']).toBe(String(delay(top.retryAfter)));
+  else expect(headers['Retry-After']).toBeUndefined();
+  if (legacy) {
+    const bound = results[binding] as Plain;
+    expect(headers['X-RateLimit-Limit']).toBe(String(bound.limit));
+    expect(headers['X-RateLimit-Remaining']).toBe(String(top.remaining));
+    expect(Number(headers['X-RateLimit-Remaining'])).toBeLessThanOrEqual(Number(headers['X-RateLimit-Limit']));
+    expect(headers['X-RateLimit-Reset']).toBe(String(whole(bound.resetAfter)));
+  }
+}
+
 describe('a header builder either throws a RateWarden error or sends only valid fields', () => {
   it('the strict parser accepts what RFC 8941 allows and refuses the issue\'s fields', () => {
     expect(parseList('"a";q=1;w=60, "b\\"c";q=0;w=1').length).toBe(2);
@@ -371,17 +485,44 @@ describe('a header builder either throws a RateWarden error or sends only valid 
     { weight: 1, arbitrary: fc.anything() },
   );
   const flag = fc.oneof({ weight: 10, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.anything() });
+  /** A result as RateLimitResult documents it: its fields in range and consistent. */
   const validResult = fc
     .record({
       allowed: fc.boolean(),
-      limit: fc.oneof(fc.nat(1_000), fc.constantFrom(0, 2 ** 53 - 1, 999_999_999_999_999, 1e15)),
+      limit: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constantFrom(1, 2 ** 53 - 1, 999_999_999_999_999, 1e15)),
       remaining: fc.nat(),
-      retryAfter: fc.oneof(fc.constant(0), fc.constant(Infinity), fc.double({ min: 0, noNaN: true })),
+      wait: fc.oneof(fc.constant(Infinity), fc.double({ min: Number.MIN_VALUE, noNaN: true })),
       resetAfter: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
     })
-    .map((r) => ({ ...r, remaining: r.limit === 0 ? 0 : r.remaining % (r.limit + 1) }));
+    .map(({ wait, ...r }) => ({ ...r, remaining: r.remaining % (r.limit + 1), retryAfter: r.allowed ? 0 : wait }));
+  /** Fields each in range, but inconsistent with one another (or a limit of 0). */
+  const inconsistentResult = fc.oneof(
+    validResult.map((r) => (r.allowed ? { ...r, retryAfter: 5 } : { ...r, retryAfter: 0 })),
+    validResult.map((r) => ({ ...r, limit: 0, remaining: 0 })),
+  );
   const hostileResult = fc.record({ allowed: flag, remaining: hostile, retryAfter: hostile, limit: hostile, resetAfter: hostile });
-  const resultArb = fc.oneof({ weight: 3, arbitrary: validResult }, { weight: 2, arbitrary: hostileResult });
+  const resultArb = fc.oneof({ weight: 6, arbitrary: validResult }, { weight: 1, arbitrary: inconsistentResult }, { weight: 3, arbitrary: hostileResult });
+  /** A group result as RateLimitGroup builds one (see GroupResult), from its members' results. */
+  const consistentGroup = (results: readonly { allowed: boolean; remaining: number; retryAfter: number; limit: number; resetAfter: number }[], names: unknown[], allowed: boolean) => {
+    const members = allowed ? results.map((r) => ({ ...r, allowed: true, retryAfter: 0 })) : results;
+    const refusedAll = !allowed && members.every((r) => r.allowed);
+    const list = refusedAll ? [{ ...(members[0] as (typeof members)[number]), allowed: false, retryAfter: 1 }, ...members.slice(1)] : members;
+    let binding = 0;
+    list.forEach((r, i) => {
+      const b = list[binding] as (typeof list)[number];
+      if (allowed ? r.remaining < b.remaining : r.retryAfter > b.retryAfter) binding = i;
+    });
+    return {
+      allowed,
+      remaining: Math.min(...list.map((r) => r.remaining)),
+      retryAfter: allowed ? 0 : Math.max(...list.map((r) => r.retryAfter)),
+      limit: (list[binding] as (typeof list)[number]).limit,
+      resetAfter: Math.max(...list.map((r) => r.resetAfter)),
+      results: list,
+      names,
+      binding,
+    };
+  };
   const nameArb = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom('default', 'per-second', 'q"uote', 'back\\slash', '', ' ', '~!#') },
     { weight: 1, arbitrary: fc.constantFrom('é', 'tab\t', 'nul\0', 'del\x7f') },
@@ -397,9 +538,20 @@ describe('a header builder either throws a RateWarden error or sends only valid 
     fc.tuple(
       n === 0
         ? resultArb
-        : fc
-            .tuple(resultArb, fc.array(resultArb, { minLength: n, maxLength: n }), fc.array(nameArb, { minLength: n, maxLength: n }), fc.oneof({ weight: 4, arbitrary: fc.nat(n - 1) }, { weight: 1, arbitrary: hostile }))
-            .map(([top, results, names, binding]) => ({ ...top, results, names, binding })),
+        : fc.oneof(
+            {
+              weight: 3,
+              arbitrary: fc
+                .tuple(fc.array(validResult, { minLength: n, maxLength: n }), fc.array(nameArb, { minLength: n, maxLength: n }), fc.boolean())
+                .map(([results, names, allowed]) => consistentGroup(results, names, allowed)),
+            },
+            {
+              weight: 2,
+              arbitrary: fc
+                .tuple(resultArb, fc.array(resultArb, { minLength: n, maxLength: n }), fc.array(nameArb, { minLength: n, maxLength: n }), fc.oneof({ weight: 4, arbitrary: fc.nat(n - 1) }, { weight: 1, arbitrary: hostile }))
+                .map(([top, results, names, binding]) => ({ ...top, results, names, binding })),
+            },
+          ),
       fc.oneof(
         { weight: 4, arbitrary: n === 0 ? policyArb : fc.array(policyArb, { minLength: n, maxLength: n }) },
         { weight: 1, arbitrary: fc.oneof(policyArb, fc.array(policyArb, { maxLength: 3 }), hostile) },
@@ -429,6 +581,7 @@ describe('a header builder either throws a RateWarden error or sends only valid 
         }
         sent++;
         checkHeaders(headers, (standard as boolean | undefined) ?? true, (legacy as boolean | undefined) ?? false);
+        checkAgainstInput(headers, r, (standard as boolean | undefined) ?? true, (legacy as boolean | undefined) ?? false);
       }),
       { numRuns: 5000 },
     );
@@ -437,6 +590,7 @@ describe('a header builder either throws a RateWarden error or sends only valid 
   });
 
   it('rateLimitProblem: for arbitrary (hostile) results', () => {
+    let sent = 0;
     fc.assert(
       fc.property(caseArb, ([r]) => {
         let problem: ReturnType<typeof rateLimitProblem>;
@@ -448,11 +602,20 @@ describe('a header builder either throws a RateWarden error or sends only valid 
         }
         expect(problem.status).toBe(429);
         expect(problem.detail).not.toMatch(/NaN|Infinity|e\+|-\d/);
+        // Only for a consistent, refused result; and it says what the result says.
+        const limits = limitsOf(r);
+        expect(limits, 'a problem body for an inconsistent result').toBeDefined();
+        const { top } = limits as NonNullable<typeof limits>;
+        expect(top.allowed).toBe(false);
+        expect(problem.retryAfter).toBe(top.retryAfter === Infinity ? undefined : delay(top.retryAfter));
+        expect(problem.detail).toContain(`limit of ${top.limit} `);
+        sent++;
         if (problem.retryAfter !== undefined) {
           expect(Number.isSafeInteger(problem.retryAfter) && problem.retryAfter >= 1 && problem.retryAfter <= 999_999_999_999_999).toBe(true);
         }
       }),
       { numRuns: 3000 },
     );
+    expect(sent).toBeGreaterThan(300);
   });
 });
