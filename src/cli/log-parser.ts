@@ -27,6 +27,7 @@
  * @module
  */
 
+import { isUtf8 } from 'node:buffer';
 import { daysFromCivil, daysInMonth, monthNumber } from './calendar.js';
 
 const SPACE = 0x20;
@@ -250,14 +251,69 @@ export class LogLineParser {
 
 /**
  * Decodes the client address of the line starting at `start` that {@link LogLineParser.parse}
- * has just accepted: Latin-1 (one byte, one character) when it is ASCII, UTF-8 otherwise.
+ * has just accepted, so that distinct bytes are distinct clients: Latin-1 (one byte, one
+ * character) when it is ASCII; UTF-8 when it is valid UTF-8; otherwise {@link decodeBytes}
+ * (each byte that is not part of a valid UTF-8 sequence as a lone surrogate), never U+FFFD, which
+ * would merge every invalid byte into one client.
  */
 export function decodeClient(
   bytes: Buffer,
   start: number,
   parser: LogLineParser,
 ): string {
-  return bytes.toString(parser.clientAscii ? 'latin1' : 'utf8', start, parser.clientEnd);
+  const end = parser.clientEnd;
+  if (parser.clientAscii) return bytes.toString('latin1', start, end);
+  return isUtf8(bytes.subarray(start, end)) ? bytes.toString('utf8', start, end) : decodeBytes(bytes, start, end);
+}
+
+/**
+ * `bytes[start, end)` as a string that keeps every byte: valid UTF-8 sequences as the characters
+ * they encode, and each other byte `0xHH` (always `0x80`–`0xFF`) as the lone low surrogate
+ * `U+DCHH`, as Python's `surrogateescape` error handler does (PEP 383). Injective: valid UTF-8
+ * never decodes to a lone surrogate, and a string so decoded gives back its bytes, so distinct
+ * byte strings give distinct strings. `escapeText` prints such a byte as `\udcHH`, and
+ * `JSON.stringify` writes it as the same escape.
+ */
+export function decodeBytes(bytes: Buffer, start: number, end: number): string {
+  let out = '';
+  /** The start of the current run of valid UTF-8, decoded at once when it ends. */
+  let run = start;
+  let i = start;
+  while (i < end) {
+    const b0 = bytes[i] as number;
+    if (b0 < 0x80) {
+      i++;
+      continue;
+    }
+    // The length of a well-formed sequence led by b0, and the range its second byte must be in
+    // (Unicode §3.9, Table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF).
+    let length = 0;
+    let low = 0x80;
+    let high = 0xbf;
+    if (b0 >= 0xc2 && b0 <= 0xdf) length = 2;
+    else if (b0 >= 0xe0 && b0 <= 0xef) {
+      length = 3;
+      if (b0 === 0xe0) low = 0xa0;
+      else if (b0 === 0xed) high = 0x9f;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+      length = 4;
+      if (b0 === 0xf0) low = 0x90;
+      else if (b0 === 0xf4) high = 0x8f;
+    }
+    let valid = length > 0 && i + length <= end;
+    for (let k = 1; valid && k < length; k++) {
+      const b = bytes[i + k] as number;
+      valid = k === 1 ? b >= low && b <= high : b >= 0x80 && b <= 0xbf;
+    }
+    if (valid) {
+      i += length;
+    } else {
+      if (run < i) out += bytes.toString('utf8', run, i);
+      out += String.fromCharCode(0xdc00 | b0);
+      run = ++i;
+    }
+  }
+  return run < end ? out + bytes.toString('utf8', run, end) : out;
 }
 
 /** A parsed line: the key and the time. */
