@@ -15,6 +15,7 @@ import type { SweepInfo } from './observer.js';
 import type { Quota } from './quota.js';
 import type { RateLimitResult } from './result.js';
 import type { RateLimitStrategy } from './strategy.js';
+import { onGrid, retryAfterSeconds, TICKS_PER_MS } from './strategies/time.js';
 import { MAX_TIMER_MS, unref } from './timers.js';
 
 /** Keys per slice of the automatic sweep: well under a millisecond of work. */
@@ -64,13 +65,27 @@ export interface TableCheck {
   readonly results: readonly RateLimitResult[];
   /** Clear keys to forget before recording (none unless `maxKeys` is reached). */
   readonly evict: readonly string[];
+  /** Entries of the eviction round robin the check looked at, passed once it records. */
+  readonly looked: number;
 }
 
-/** Clear keys found for forgetting, and when a live key looked at clears (seconds). */
+/**
+ * Clear keys found for forgetting, and when room is made otherwise: the soonest time a live key
+ * looked at is clear.
+ */
 interface ClearKeys {
   readonly keys: string[];
-  /** Seconds until the first live key looked at is clear; `Infinity` when none was looked at. */
-  readonly soonest: number;
+  /**
+   * Milliseconds on the 2^-10 ms grid, from `onGrid(now)`, until the soonest live key looked at
+   * is clear; `Infinity` when none was looked at.
+   */
+  readonly waitMs: number;
+  /** The quota of that key (its own tier), for the bound of `retryAfter`. */
+  readonly quota: Quota | undefined;
+  /** Entries of the round robin looked at (stale ones included), to pass once a key is forgotten. */
+  readonly looked: number;
+  /** The entries before the soonest live key looked at (`looked` when none): a refusal passes them. */
+  readonly beforeSoonest: number;
 }
 
 /**
@@ -86,8 +101,17 @@ export class KeyTable<State> {
   readonly #tiered: boolean;
   readonly #maxKeys: number;
   readonly #onSweep: ((info: SweepInfo) => void) | undefined;
-  /** Where the search for a clear key to forget (under `maxKeys`) goes on from. */
+  /**
+   * The round robin of the search for a clear key to forget (under `maxKeys`): the entries
+   * already taken from {@link #evictCursor} but not yet passed by a decision ({@link #ahead}), then
+   * the cursor itself. A search that decides nothing (a peek, a group's check) only looks ahead;
+   * a decision that forgets a key passes the entries it looked at; a request refused for want of
+   * room passes those before the soonest key it looked at. So a peek moves nothing, and a refused
+   * request retried once that key is clear looks at it first.
+   */
   #evictCursor: Iterator<[string, State]> | undefined;
+  /** Entries taken from {@link #evictCursor}, not yet passed; an entry whose key was forgotten since is stale. */
+  #ahead: [string, State][] = [];
   /** The automatic sweep: its interval timer, the pending slice, and where the slice goes on. */
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
   #sliceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -167,7 +191,7 @@ export class KeyTable<State> {
     const state = this.#states.get(key);
     if (state === undefined && this.#states.size >= this.#maxKeys) {
       const clear = this.#findClear(1, now, undefined);
-      if (clear.keys.length === 0) return noRoom(clear.soonest, quota);
+      if (clear.keys.length === 0) return noRoom(clear, now, quota);
     }
     return this.#strategy.peek(state, now, cost, quota);
   }
@@ -189,7 +213,7 @@ export class KeyTable<State> {
       if (request.now > now) now = request.now;
     }
     let room = this.#maxKeys - states.size;
-    let clear: ClearKeys = { keys: [], soonest: Infinity };
+    let clear: ClearKeys = { keys: [], waitMs: Infinity, quota: undefined, looked: 0, beforeSoonest: 0 };
     if (fresh > room) {
       clear = this.#findClear(fresh - room, now, new Set(requests.map((r) => r.key)));
       room += clear.keys.length;
@@ -197,12 +221,12 @@ export class KeyTable<State> {
     const results = requests.map((request) => {
       const state = states.get(request.key);
       if (state === undefined) {
-        if (room <= 0) return noRoom(clear.soonest, request.quota);
+        if (room <= 0) return noRoom(clear, now, request.quota);
         room--;
       }
       return this.#strategy.peek(state, request.now, request.cost, request.quota);
     });
-    return { results, evict: clear.keys };
+    return { results, evict: clear.keys, looked: clear.looked };
   }
 
   /**
@@ -213,6 +237,7 @@ export class KeyTable<State> {
    */
   record(requests: readonly TableRequest[], checked: TableCheck): RateLimitResult[] {
     for (const key of checked.evict) this.#evict(key);
+    if (checked.evict.length > 0) this.#pass(checked.looked);
     return requests.map((r) => this.consume(r.key, r.now, r.cost, r.quota));
   }
 
@@ -346,10 +371,17 @@ export class KeyTable<State> {
   #admit(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const states = this.#states;
     let evict: string | undefined;
+    let looked = 0;
     if (states.size >= this.#maxKeys) {
       const clear = this.#findClear(1, now, undefined);
       evict = clear.keys[0];
-      if (evict === undefined) return noRoom(clear.soonest, quota);
+      if (evict === undefined) {
+        // The next search starts at the soonest key looked at (found clear once the wait is
+        // over), and goes on to keys beyond those looked at.
+        this.#pass(clear.beforeSoonest);
+        return noRoom(clear, now, quota);
+      }
+      looked = clear.looked;
     }
     const strategy = this.#strategy;
     const fresh = strategy.createState(quota);
@@ -362,8 +394,10 @@ export class KeyTable<State> {
       );
     }
     if (result.allowed) {
-      if (evict !== undefined) this.#evict(evict);
-      else if (states.size === WARN_KEYS && !this.#warned) this.#warnUnbounded();
+      if (evict !== undefined) {
+        this.#evict(evict);
+        this.#pass(looked);
+      } else if (states.size === WARN_KEYS && !this.#warned) this.#warnUnbounded();
       states.set(key, fresh);
       if (this.#tiered) this.#noteQuota(key, quota);
     }
@@ -382,35 +416,103 @@ export class KeyTable<State> {
   }
 
   /**
-   * Looks for `needed` clear keys to forget under `maxKeys`, forgetting none: among the next
-   * {@link EVICT_SCAN} longest-tracked keys per key needed (each tracked key at most once),
-   * skipping `keep`. The search goes on from where the last one stopped (round robin over the
-   * tracked keys; restarting from the oldest would skip the Map's deleted slots again and
-   * again). A key looked at has what expired at `now` dropped (as a sweep does).
+   * Looks for `needed` clear keys to forget under `maxKeys`, forgetting none and passing none:
+   * among the next {@link EVICT_SCAN} entries of the round robin per key needed (each tracked key
+   * at most once), skipping `keep`. The round robin goes on from the entries the last decision
+   * that forgot a key passed (restarting from the oldest would skip the Map's deleted slots again
+   * and again). A key looked at has what expired at `now` dropped (as a sweep does). With none
+   * clear, says when the soonest live key looked at is.
    */
   #findClear(needed: number, now: number, keep: ReadonlySet<string> | undefined): ClearKeys {
     const states = this.#states;
+    const ahead = this.#ahead;
     const keys: string[] = [];
-    let soonest = Infinity;
-    let live = false;
+    const live: State[] = [];
+    const liveKeys: string[] = [];
+    const liveAt: number[] = [];
     const looks = Math.min(EVICT_SCAN * needed, states.size);
-    for (let scanned = 0; scanned < looks && keys.length < needed; scanned++) {
-      let next = this.#evictCursor?.next();
-      if (next === undefined || next.done === true) {
-        this.#evictCursor = states.entries();
-        next = this.#evictCursor.next();
-        if (next.done === true) break;
-      }
-      const [key, state] = next.value;
+    let index = 0;
+    for (let scanned = 0; scanned < looks && keys.length < needed; index++) {
+      if (index === ahead.length && !this.#lookAhead()) break;
+      const [key, state] = ahead[index] as [string, State];
+      // An entry whose key was forgotten (or forgotten and tracked anew) since it was taken is
+      // one a live iterator would no longer give.
+      if (states.get(key) !== state) continue;
+      scanned++;
       if (keep?.has(key) === true) continue;
       if (this.#isClear(key, state, now)) keys.push(key);
-      else if (!live) {
-        // With every key looked at live, the first one gives the estimate of when room is made.
-        live = true;
-        soonest = this.#strategy.peek(state, now, 1, this.#quotaOf(key)).resetAfter;
+      else {
+        live.push(state);
+        liveKeys.push(key);
+        liveAt.push(index);
       }
     }
-    return { keys, soonest };
+    // Too few clear keys: room is made when the soonest live key looked at is clear.
+    let waitMs = Infinity;
+    let soonestQuota: Quota | undefined;
+    let beforeSoonest = index;
+    if (keys.length < needed) {
+      live.forEach((state, i) => {
+        const quota = this.#quotaOf(liveKeys[i] as string);
+        const wait = this.#clearsIn(state, now, quota);
+        if (wait < waitMs) {
+          waitMs = wait;
+          soonestQuota = quota;
+          beforeSoonest = liveAt[i] as number;
+        }
+      });
+    }
+    return { keys, waitMs, quota: soonestQuota, looked: index, beforeSoonest };
+  }
+
+  /**
+   * Takes the next entry of the round robin into {@link #ahead}, restarting from the oldest key at
+   * the end. @returns `false` when no key is tracked.
+   */
+  #lookAhead(): boolean {
+    let next = this.#evictCursor?.next();
+    if (next === undefined || next.done === true) {
+      this.#evictCursor = this.#states.entries();
+      next = this.#evictCursor.next();
+      if (next.done === true) return false;
+    }
+    this.#ahead.push(next.value);
+    return true;
+  }
+
+  /** Passes the first `looked` entries of the round robin: the next search goes on after them. */
+  #pass(looked: number): void {
+    this.#ahead.splice(0, looked);
+  }
+
+  /**
+   * Milliseconds on the 2^-10 ms grid, from `onGrid(now)`, until the live `state` is clear (as
+   * `sweep` would find it), under `quota`, the quota last applied to its key. Found from the
+   * strategy's `resetAfter` (the time until the key is clear), checked by `peek` at the
+   * later time — which records nothing — since `resetAfter` is in seconds, off the grid. The
+   * wait is at least one tick; `Infinity` if the key does not clear within 2^40 ticks of the
+   * estimate (a custom strategy).
+   */
+  #clearsIn(state: State, now: number, quota: Quota): number {
+    const strategy = this.#strategy;
+    const grid = onGrid(now);
+    const clearAt = (ticks: number): boolean => strategy.peek(state, grid + ticks / TICKS_PER_MS, 1, quota).resetAfter === 0;
+    const estimate = strategy.peek(state, now, 1, quota).resetAfter * 1000 * TICKS_PER_MS;
+    // The estimate is within a few units in the last place of the exact wait: bracket it.
+    let low = Math.max(0, Math.floor(estimate) - 2); // not clear (0: now, not clear)
+    let high = Math.max(1, Math.ceil(estimate) + 1);
+    if (low > 0 && clearAt(low)) low = 0;
+    for (let tries = 0; !clearAt(high); tries++) {
+      if (tries === 40) return Infinity;
+      low = high;
+      high *= 2;
+    }
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (clearAt(middle)) high = middle;
+      else low = middle;
+    }
+    return high / TICKS_PER_MS;
   }
 
   /** Forgets the clear `key` to make room under `maxKeys`. */
@@ -435,14 +537,19 @@ export class KeyTable<State> {
 
 /**
  * The rejection of a new key when `maxKeys` keys are tracked and none of those looked at is
- * clear: retry once the first live key looked at clears (`soonest` seconds), at most a window.
+ * clear: retry once the soonest live key looked at clears — `clear.waitMs` on the grid from the
+ * reading `now`, converted as the strategies convert their waits (whole microseconds, enough in
+ * the caller's floating point). At most that key's window (its own tier's), or two (the
+ * sliding-window counter); the new key's window when no key was looked at.
  */
-function noRoom(soonest: number, quota: Quota): RateLimitResult {
-  const wait = Math.min(soonest, quota.windowSeconds);
+function noRoom(clear: ClearKeys, now: number, quota: Quota): RateLimitResult {
+  const bound = clear.quota ?? quota;
+  const waitMs = clear.waitMs === Infinity ? bound.windowMs : clear.waitMs;
+  const windows = Math.max(1, Math.ceil(waitMs / bound.windowMs));
   return {
     allowed: false,
     remaining: 0,
-    retryAfter: wait > 0 ? wait : quota.windowSeconds,
+    retryAfter: retryAfterSeconds(now, onGrid(now), waitMs, windows * bound.windowSeconds),
     limit: quota.threshold,
     resetAfter: 0,
   };
