@@ -94,6 +94,16 @@ export class KeyedMutex {
   }
 
   /**
+   * Whether a callback for `key` is running or waiting (exclusive or shared): a caller that
+   * decides without the mutex can then wait its turn instead.
+   *
+   * @param key - the key.
+   */
+  isHeld(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  /**
    * Runs `fn` alongside the other shared callbacks of `key`, once every earlier
    * {@link runExclusive} callback for `key` has settled; a later exclusive callback waits until
    * `fn` has settled. With nothing exclusive before it, `fn` is called at once (synchronously).

@@ -189,7 +189,12 @@ export class RateLimitGroup {
    */
   allowRequest(user: User | string, options?: RequestOptions): Promise<GroupResult> {
     try {
-      if (this.#inMemory) return Promise.resolve(this.#decideSync(user, options, true));
+      if (this.#inMemory) {
+        const planned = this.#plan(user, options);
+        // Decided now, unless another group holds one of its keys between its check and its record.
+        if (!planned.steps.some((s) => s.member.decider.mutex.isHeld(s.key))) return Promise.resolve(this.#decidePlanned(planned, true));
+        return this.#decideLocked(planned, true);
+      }
       return this.#decideAsync(user, options, true);
     } catch (error) {
       return Promise.reject(error);
@@ -266,7 +271,11 @@ export class RateLimitGroup {
   }
 
   #decideSync(user: User | string, options: RequestOptions | undefined, record: boolean): GroupResult {
-    const { steps, cost } = this.#plan(user, options);
+    return this.#decidePlanned(this.#plan(user, options), record);
+  }
+
+  /** {@link #decideSync} of a planned request. */
+  #decidePlanned({ steps, cost }: { steps: Step[]; cost: number }, record: boolean): GroupResult {
     const results = new Array<RateLimitResult>(steps.length);
     const tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
@@ -291,13 +300,22 @@ export class RateLimitGroup {
   }
 
   async #decideAsync(user: User | string, options: RequestOptions | undefined, record: boolean): Promise<GroupResult> {
-    const { steps, cost } = this.#plan(user, options);
+    return this.#decideLocked(this.#plan(user, options), record);
+  }
+
+  /**
+   * Decides a planned request under the locks of its keys. The in-memory limits' keys are locked
+   * too, when recording: the asynchronous decisions of this process on them (`allowRequest`, other
+   * groups) then wait until the group has recorded, so that what it checked still holds once its
+   * stores have recorded.
+   */
+  async #decideLocked({ steps, cost }: { steps: Step[]; cost: number }, record: boolean): Promise<GroupResult> {
     // One atomic step in the store: no lock to take here.
     if (this.#batch !== undefined) return this.#criticalSection(steps, cost, record);
-    // Lock the stores' keys in one global order: by lock (a store's is shared by its limiters),
-    // then key.
+    // Lock the keys in one global order: by lock (a store's is shared by its limiters; each
+    // in-memory limiter has its own), then key.
     const locked = steps
-      .filter((s) => !s.member.inMemory)
+      .filter((s) => record || !s.member.inMemory)
       .sort((a, b) => a.member.decider.lockOrder - b.member.decider.lockOrder || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const run = (i: number): Promise<GroupResult> => {
       const step = locked[i];
@@ -336,20 +354,33 @@ export class RateLimitGroup {
     const results = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
     // The in-memory limits, checked (then recorded) in one synchronous step, all of a limiter's
     // keys together.
-    const tables = checkInMemory(steps, cost, results);
+    let tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
     if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
-    recordInMemory(tables, results);
+    // The stores are recorded first, the in-memory limits only once every store has: a store that
+    // fails (or times out) or refuses between the check and the record leaves them uncharged.
     // The stores hold their keys (exclusively, atomic ones too), so each allows on recording what
     // it allowed on checking; but a store shared with other processes may refuse: the group then
-    // reports the refusal, records no further limit, and the limits already recorded stay recorded.
+    // reports the refusal, records no further limit, and the stores already recorded stay recorded.
+    let awaited = false;
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as Step;
       if (s.member.inMemory) continue;
+      awaited = true;
       const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
       results[i] = recorded;
       if (!recorded.allowed) return this.#observed(steps, cost, this.#combine(results, false));
     }
+    if (awaited) {
+      // Checked again, and recorded in the same synchronous step: their keys are locked, but a
+      // synchronous decision (`allowRequestSync`) does not wait; only a limit it spent meanwhile
+      // refuses now, after the stores recorded.
+      tables = checkInMemory(steps, cost, results);
+      if (!steps.every((s, i) => !s.member.inMemory || (results[i] as RateLimitResult).allowed)) {
+        return this.#observed(steps, cost, this.#combine(results, false));
+      }
+    }
+    recordInMemory(tables, results);
     return this.#observed(steps, cost, this.#combine(results, true));
   }
 

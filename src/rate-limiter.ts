@@ -161,7 +161,9 @@ export class RateLimiter<State = unknown> {
       const key = keyOf(user);
       const cost = costOf(options);
       const decider = this.#decider;
-      if (decider.table !== undefined) return Promise.resolve(decider.decideSync(user, key, cost));
+      // In memory: decided now, unless a group holds the key between its check and its record
+      // (a group with a store): then once the group is done.
+      if (decider.table !== undefined && !decider.mutex.isHeld(key)) return Promise.resolve(decider.decideSync(user, key, cost));
       return decider.decideAsync(user, key, cost, true);
     } catch (error) {
       // Bad input, a failing clock or strategy, or `this` not a RateLimiter.

@@ -25,6 +25,19 @@ describe('KeyedMutex', () => {
     expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);
   });
 
+  it('isHeld: true while a callback of the key runs or waits, exclusive or shared', async () => {
+    const mutex = new KeyedMutex();
+    expect(mutex.isHeld('a')).toBe(false);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = mutex.runExclusive('a', () => gate);
+    const shared = mutex.runShared('a', () => undefined);
+    expect([mutex.isHeld('a'), mutex.isHeld('b')]).toEqual([true, false]);
+    release();
+    await Promise.all([held, shared]);
+    expect(mutex.isHeld('a')).toBe(false);
+  });
+
   it('lets different keys overlap', async () => {
     const mutex = new KeyedMutex();
     let open!: () => void;
