@@ -440,8 +440,10 @@ export class KeyTable<State> {
       if (states.get(key) !== state) continue;
       scanned++;
       if (keep?.has(key) === true) continue;
-      if (this.#isClear(key, state, now)) keys.push(key);
-      else {
+      if (this.#isClear(key, state, now)) {
+        // (A key is met once per search: the round robin restarts only after every key.)
+        if (!keys.includes(key)) keys.push(key);
+      } else {
         live.push(state);
         liveKeys.push(key);
         liveAt.push(index);
