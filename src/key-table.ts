@@ -453,16 +453,27 @@ export class KeyTable<State> {
     let waitMs = Infinity;
     let soonestQuota: Quota | undefined;
     let beforeSoonest = index;
-    if (keys.length < needed) {
-      live.forEach((state, i) => {
+    if (keys.length < needed && live.length > 0) {
+      // Each key's estimate (one peek), then the exact grid wait of those that may be the
+      // soonest (the estimates are within a tick of the exact waits).
+      const estimates: number[] = [];
+      let least = Infinity;
+      for (let i = 0; i < live.length; i++) {
+        const estimate = this.#estimate(live[i] as State, now, this.#quotaOf(liveKeys[i] as string));
+        estimates.push(estimate);
+        if (estimate < least) least = estimate;
+      }
+      for (let i = 0; i < live.length; i++) {
+        const estimate = estimates[i] as number;
+        if (estimate > least + 2) continue;
         const quota = this.#quotaOf(liveKeys[i] as string);
-        const wait = this.#clearsIn(state, now, quota);
+        const wait = this.#clearsIn(live[i] as State, now, quota, estimate);
         if (wait < waitMs) {
           waitMs = wait;
           soonestQuota = quota;
           beforeSoonest = liveAt[i] as number;
         }
-      });
+      }
     }
     return { keys, waitMs, quota: soonestQuota, looked: index, beforeSoonest };
   }
@@ -487,19 +498,28 @@ export class KeyTable<State> {
     this.#ahead.splice(0, looked);
   }
 
+  /** The strategy's `resetAfter` for the live `state` at `now`, in ticks of the grid (within a few units in the last place of the exact value). */
+  #estimate(state: State, now: number, quota: Quota): number {
+    return this.#strategy.peek(state, now, 1, quota).resetAfter * 1000 * TICKS_PER_MS;
+  }
+
   /**
    * Milliseconds on the 2^-10 ms grid, from `onGrid(now)`, until the live `state` is clear (as
    * `sweep` would find it), under `quota`, the quota last applied to its key. Found from the
-   * strategy's `resetAfter` (the time until the key is clear), checked by `peek` at the
+   * strategy's `resetAfter` (the time until the key is clear; `estimate`, in ticks), checked by `peek` at the
    * later time — which records nothing — since `resetAfter` is in seconds, off the grid. The
    * wait is at least one tick; `Infinity` if the key does not clear within 2^40 ticks of the
    * estimate (a custom strategy).
    */
-  #clearsIn(state: State, now: number, quota: Quota): number {
+  #clearsIn(state: State, now: number, quota: Quota, estimate: number): number {
     const strategy = this.#strategy;
     const grid = onGrid(now);
     const clearAt = (ticks: number): boolean => strategy.peek(state, grid + ticks / TICKS_PER_MS, 1, quota).resetAfter === 0;
-    const estimate = strategy.peek(state, now, 1, quota).resetAfter * 1000 * TICKS_PER_MS;
+    // Most often the exact wait is the estimate rounded up, or to the nearest tick when it is a
+    // hair off a whole one (the seconds' rounding).
+    const near = Math.round(estimate);
+    const guess = Math.max(1, Math.abs(estimate - near) <= estimate * 1e-12 ? near : Math.ceil(estimate));
+    if (clearAt(guess) && (guess === 1 || !clearAt(guess - 1))) return guess / TICKS_PER_MS;
     // The estimate is within a few units in the last place of the exact wait: bracket it.
     let low = Math.max(0, Math.floor(estimate) - 2); // not clear (0: now, not clear)
     let high = Math.max(1, Math.ceil(estimate) + 1);

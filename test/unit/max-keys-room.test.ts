@@ -120,6 +120,39 @@ describe('a refusal always has retryAfter > 0 and waiting it is enough', () => {
     expect(limiter.reset('hour-2')).toBe(true);
   });
 
+  it('more keys than one search looks at (40, 16 looked at): the wait is the soonest looked at, and retried then, the request takes its place', () => {
+    for (const strategy of Object.keys(STRATEGIES)) {
+      let now = 0;
+      const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, maxKeys: 40, clock: () => now, strategy: (STRATEGIES[strategy] as () => RateLimitStrategy<unknown>)() });
+      for (let i = 0; i < 40; i++) {
+        now = i;
+        limiter.allowRequestSync(`c${i}`);
+      }
+      now = 500;
+      for (let i = 0; i < 5; i++) limiter.allowRequestSync(`c${i}`); // c0..c4 live longer
+      now = 1_000;
+      const r = limiter.allowRequestSync('new');
+      expect(noRoom(r), strategy).toBe(true);
+      // The soonest of c0..c15 to clear: c5 (one request at 5 ms; the rate strategies repay it in
+      // 30 s), or c0, whose window the requests at 500 ms did not extend (fixed window; counter,
+      // two windows).
+      const clears: Record<string, [number, string]> = {
+        log: [60_005, 'c5'],
+        bucket: [30_005, 'c5'],
+        gcra: [30_005, 'c5'],
+        fixed: [60_000, 'c0'],
+        counter: [120_000, 'c0'],
+      };
+      const [at, key] = clears[strategy] as [number, string];
+      const clearsIn = at - 1_000;
+      expect(r.retryAfter, strategy).toBeCloseTo(clearsIn / 1000, 9);
+      expect(r.retryAfter * 1000, strategy).toBeLessThanOrEqual(clearsIn + 0.001);
+      now += r.retryAfter * 1000;
+      expect(limiter.allowRequestSync('new').allowed, strategy).toBe(true);
+      expect(limiter.reset(key), strategy).toBe(false);
+    }
+  });
+
   it('property: after a no-room refusal, retryAfter > 0 in whole µs, and a request after waiting it finds room (all strategies, tiers, fractional and epoch clocks)', () => {
     let refusals = 0;
     fc.assert(
