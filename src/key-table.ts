@@ -18,6 +18,13 @@ import type { RateLimitStrategy } from './strategy.js';
 import { onGrid, retryAfterSeconds, TICKS_PER_MS } from './strategies/time.js';
 import { MAX_TIMER_MS, unref } from './timers.js';
 
+/**
+ * In the look-ahead of the eviction round robin: where the cursor came to the end of the tracked
+ * keys (and restarted from the oldest). A cursor read later would first have given the keys
+ * tracked since: they are put in its place when a search comes to it.
+ */
+const END = Symbol('end of the round robin');
+
 /** Keys per slice of the automatic sweep: well under a millisecond of work. */
 const SWEEP_SLICE = 1_024;
 /** Keys looked at, under `maxKeys`, for one to forget. */
@@ -111,7 +118,9 @@ export class KeyTable<State> {
    */
   #evictCursor: Iterator<[string, State]> | undefined;
   /** Entries taken from {@link #evictCursor}, not yet passed; an entry whose key was forgotten since is stale. */
-  #ahead: [string, State][] = [];
+  #ahead: ([string, State] | typeof END)[] = [];
+  /** Keys tracked since the {@link END} in {@link #ahead} was taken, if there is one. */
+  #appended: string[] | undefined;
   /** The automatic sweep: its interval timer, the pending slice, and where the slice goes on. */
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
   #sliceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -399,6 +408,7 @@ export class KeyTable<State> {
         this.#pass(looked);
       } else if (states.size === WARN_KEYS && !this.#warned) this.#warnUnbounded();
       states.set(key, fresh);
+      this.#appended?.push(key);
       if (this.#tiered) this.#noteQuota(key, quota);
     }
     return result;
@@ -434,7 +444,18 @@ export class KeyTable<State> {
     let index = 0;
     for (let scanned = 0; scanned < looks && keys.length < needed; index++) {
       if (index === ahead.length && !this.#lookAhead()) break;
-      const [key, state] = ahead[index] as [string, State];
+      const entry = ahead[index] as [string, State] | typeof END;
+      if (entry === END) {
+        // The keys tracked since the cursor came to the end, which it would have given first,
+        // go before it (those tracked later, before it again when a search next comes here).
+        const since = this.#trackedSince();
+        if (since.length > 0) {
+          ahead.splice(index, 0, ...since);
+          index--; // looked at next
+        }
+        continue;
+      }
+      const [key, state] = entry;
       // An entry whose key was forgotten (or forgotten and tracked anew) since it was taken is
       // one a live iterator would no longer give.
       if (states.get(key) !== state) continue;
@@ -485,6 +506,10 @@ export class KeyTable<State> {
   #lookAhead(): boolean {
     let next = this.#evictCursor?.next();
     if (next === undefined || next.done === true) {
+      if (next !== undefined && this.#appended === undefined) {
+        this.#ahead.push(END);
+        this.#appended = [];
+      }
       this.#evictCursor = this.#states.entries();
       next = this.#evictCursor.next();
       if (next.done === true) return false;
@@ -493,9 +518,30 @@ export class KeyTable<State> {
     return true;
   }
 
+  /**
+   * The keys tracked since the {@link END} in the look-ahead was taken (or last came to), still
+   * tracked, in the order of the tracked keys; starts noting anew.
+   */
+  #trackedSince(): [string, State][] {
+    const appended = this.#appended ?? [];
+    this.#appended = [];
+    const entries: [string, State][] = [];
+    const seen = new Set<string>();
+    // A key tracked twice since (forgotten in between) is where it was tracked last.
+    for (let i = appended.length - 1; i >= 0; i--) {
+      const key = appended[i] as string;
+      const state = this.#states.get(key);
+      if (seen.has(key) || state === undefined) continue;
+      seen.add(key);
+      entries.push([key, state]);
+    }
+    return entries.reverse();
+  }
+
   /** Passes the first `looked` entries of the round robin: the next search goes on after them. */
   #pass(looked: number): void {
-    this.#ahead.splice(0, looked);
+    const passed = this.#ahead.splice(0, looked);
+    if (passed.includes(END)) this.#appended = undefined;
   }
 
   /** The strategy's `resetAfter` for the live `state` at `now`, in ticks of the grid (within a few units in the last place of the exact value). */
