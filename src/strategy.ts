@@ -21,7 +21,8 @@ import type { RateLimitResult } from './result.js';
  *
  * A strategy never reads a clock: it is given `nowMs`, which never decreases from one call to
  * the next on one limiter (the limiter takes a clock reading earlier than its latest as the
- * latest), so a strategy may drop what has expired at `nowMs` in any call. The built-in
+ * latest), so a strategy may drop what has expired at `nowMs` in `consume` and `sweep` (never
+ * in `peek`, which may be asked about a later time). The built-in
  * strategies also stay consistent when called directly with a time that goes back.
  *
  * A strategy holds no configuration: the {@link Quota} comes with every call, so one instance
@@ -71,9 +72,11 @@ export interface RateLimitStrategy<State = unknown> {
    */
   consume(state: State, nowMs: number, cost: number, quota: Quota): RateLimitResult;
   /**
-   * The result a request of `cost` units would get at `nowMs`, without recording anything:
-   * {@link consume} called next with the same arguments must decide the same way. It may drop
-   * what has expired (that changes no decision).
+   * The result a request of `cost` units would get at `nowMs`, without changing `state` at all:
+   * {@link consume} called next with the same arguments must decide the same way. It must not
+   * drop what has expired either: the limiter also peeks at a **later** time than its clock (to
+   * find when a key under `maxKeys` clears), and a key whose tier changes to a longer window
+   * would still count those entries.
    *
    * The result's `remaining` and `resetAfter` are as they stand before the request (nothing is
    * recorded), not after it as in {@link consume}'s result.
