@@ -55,7 +55,14 @@ export function onGrid(ms: number): number {
 export function retryAfterSeconds(reading: number, now: number, waitMs: number, maxSeconds: number): number {
   // Rounded up to the microsecond, from the reading (which may lie half a tick either side of now).
   let seconds = Math.ceil((waitMs - (reading - now)) * 1000) / 1e6;
-  if (seconds > maxSeconds && fits(reading, now, waitMs, maxSeconds)) return maxSeconds;
+  if (seconds > maxSeconds) {
+    if (fits(reading, now, waitMs, maxSeconds)) return maxSeconds;
+  } else if (reading < 2 ** 40 && reading > -(2 ** 40)) {
+    // Below 2^40 ms the caller's addition and the conversions err by less than 2^-12 ms, far
+    // within the half tick that `onGrid` rounds away: the rounded-up value fits as it is (the
+    // loop below would not step). Skipping the check keeps a refusal cheap.
+    return seconds;
+  }
   // The caller's addition can land below the target by a rounding step of a large reading: step
   // up until it does not (at most a few steps; each moves the sum by one or two units in its
   // last place).
@@ -70,13 +77,13 @@ function fits(reading: number, now: number, waitMs: number, seconds: number): bo
 }
 
 /**
- * The smallest whole number of ticks `m` with `m × rate >= need` (both positive integers below
- * 2^53, `need <= rate × 2^43`): the grid wait, in ticks, until a deficit of `need` units is
- * repaid at `rate` units per tick. Exact: the quotient is corrected by exact products.
+ * The smallest whole number of ticks `m` with `m × rate >= need` (positive integers, `need`
+ * at most 2^52 and `rate` at most 2^42): the grid wait, in ticks, until a deficit of `need`
+ * units is repaid at `rate` units per tick. Exact: the rounded quotient errs by less than 1 and
+ * never lands above the next integer when the exact one is at or below it, so its ceiling is
+ * at most one short, which one exact product detects.
  */
 export function ticksToRepay(need: number, rate: number): number {
-  let m = Math.ceil(need / rate);
-  if (m * rate < need) m++;
-  else if ((m - 1) * rate >= need) m--;
-  return m;
+  const m = Math.ceil(need / rate);
+  return m * rate < need ? m + 1 : m;
 }
