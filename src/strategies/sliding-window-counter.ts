@@ -49,7 +49,7 @@ export class SlidingWindowCounterState {
  * full, the wait runs into the next one until the carried-over weight has decayed enough);
  * `resetAfter` likewise at most `2 × window`.
  *
- * **Memory:** four numbers per key, whatever the threshold (109 bytes per key with its `Map`
+ * **Memory:** five numbers per key, whatever the threshold (113 to 119 bytes per key with its `Map`
  * entry, measured on Node 20 with `npm run bench:memory`): choose it over the sliding-window
  * log when thresholds are large (thousands per window) and an estimate is acceptable.
  * **Cost per decision:** O(1).
