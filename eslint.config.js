@@ -11,7 +11,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['dist/', 'coverage/', 'docs/api/']),
+  globalIgnores(['dist/', 'coverage/', 'docs/api/', 'reports/', '.stryker-tmp/']),
 
   {
     linterOptions: {
@@ -36,7 +36,7 @@ export default defineConfig(
 
   // TypeScript, type-checked by the project that compiles it (tsconfig.json: src, test, configs).
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'examples/*.ts', 'tsup.config.ts', 'vitest.config.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'examples/*.ts', 'tsup.config.ts', 'vitest.config.ts', 'vitest.mutation.config.ts'],
     extends: [js.configs.recommended, tseslint.configs.strictTypeChecked, tseslint.configs.stylisticTypeChecked],
     languageOptions: {
       parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
