@@ -39,3 +39,46 @@ describe('the default clock under fake timers', () => {
     expect(limiter.allowRequestSync('a').allowed).toBe(true);
   });
 });
+
+describe("the limiter's reading of its clock", () => {
+  const finite = (got: string): string => `Expected \`clock\` to return a finite number of milliseconds, got ${got}`;
+
+  it('fails on NaN and -Infinity, as the first reading or after others, with the one message', () => {
+    for (const bad of [Number.NaN, -Infinity]) {
+      let value = bad;
+      const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => value });
+      const got = `\`${String(bad)}\` (number)`;
+      expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+      expect(() => limiter.allowRequestSync('a')).toThrow(finite(got));
+      value = 5;
+      expect(limiter.allowRequestSync('a')).toMatchObject({ allowed: true, resetAfter: 1 });
+      value = bad;
+      expect(() => limiter.peekSync('a')).toThrow(finite(got));
+      expect(() => limiter.cleanUp()).toThrow(finite(got));
+      expect(limiter.size).toBe(1);
+    }
+  });
+
+  it('fails on +Infinity as a clock too coarse for any window', () => {
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 2, clock: () => Infinity });
+    expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+    expect(() => limiter.allowRequestSync('a')).toThrow(
+      'Expected `clock` to return a finite number of milliseconds whose floating-point resolution is finer than the window (2000 ms), got `Infinity` (number)',
+    );
+    expect(limiter.size).toBe(0);
+  });
+
+  it('counts a reading earlier than the latest one used as that latest one (time stands still)', () => {
+    let value = 5_000;
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 1, clock: () => value });
+    expect(limiter.allowRequestSync('a')).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 1 });
+    value = 4_000;
+    expect(limiter.allowRequestSync('a')).toEqual({ allowed: true, remaining: 0, retryAfter: 0, limit: 2, resetAfter: 1 });
+    value = -1e12;
+    expect(limiter.allowRequestSync('a')).toEqual({ allowed: false, remaining: 0, retryAfter: 1, limit: 2, resetAfter: 1 });
+    value = 5_999;
+    expect(limiter.peekSync('a')).toMatchObject({ allowed: false, retryAfter: 0.001 });
+    value = 6_000;
+    expect(limiter.peekSync('a')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+});

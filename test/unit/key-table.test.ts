@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GCRA, RateLimiter } from '../../src/index.js';
+import { GCRA, type QuotaOptions, RateLimiter, type SweepInfo } from '../../src/index.js';
 
 type InstalledClock = ReturnType<ReturnType<typeof FakeTimers.withGlobal>['install']>;
 
@@ -204,5 +204,150 @@ describe('an abandoned limiter with an automatic sweep', () => {
     const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(run.stdout.trim()).toBe('20');
+  });
+});
+
+describe('the automatic sweep judges each key by the quota last applied to it (tiers)', () => {
+  let clock: InstalledClock;
+  beforeEach(() => {
+    clock = FakeTimers.withGlobal(globalThis).install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+  });
+  afterEach(() => clock.uninstall());
+
+  it('keeps a key of an hourly tier past the default window, and forgets it once its hour is clear', () => {
+    const hourly: QuotaOptions = { threshold: 5, windowSeconds: 3_600 };
+    const limiter = new RateLimiter({
+      threshold: 5,
+      windowSeconds: 60,
+      sweepIntervalSeconds: 60,
+      limitFor: (_user, key) => (key === 'hourly' ? hourly : undefined),
+    });
+    const sweeps: SweepInfo[] = [];
+    limiter.on('sweep', (info) => sweeps.push(info));
+    limiter.allowRequestSync('hourly');
+    limiter.allowRequestSync('minutely');
+    clock.tick(120_000); // two passes, at 60 s and 120 s
+    expect(sweeps).toEqual([
+      { dropped: 1, automatic: true, keys: 1 },
+      { dropped: 0, automatic: true, keys: 1 },
+    ]);
+    expect(limiter.size).toBe(1);
+    expect(limiter.peekSync('hourly')).toEqual({ allowed: true, remaining: 4, retryAfter: 0, limit: 5, resetAfter: 3_480 });
+    clock.tick(3_600_000 - 120_000); // the pass at 3,600 s: the hour since the request is over
+    expect(limiter.size).toBe(0);
+    expect(limiter.stats()).toMatchObject({ sweeps: 60, sweptKeys: 2, keys: 0 });
+    expect(sweeps.at(-1)).toEqual({ dropped: 1, automatic: true, keys: 0 });
+    limiter.close();
+  });
+});
+
+describe('a tier change that keeps the threshold but changes the window', () => {
+  it('decides and sweeps by the new window from the next decision on, both ways', () => {
+    let now = 0;
+    let tier: QuotaOptions | undefined = { threshold: 5, windowSeconds: 3_600 };
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, clock: () => now, limitFor: () => tier });
+    expect(limiter.allowRequestSync('u')).toEqual({ allowed: true, remaining: 4, retryAfter: 0, limit: 5, resetAfter: 3_600 });
+    tier = { threshold: 5, windowSeconds: 60 }; // a new tier object, equal to the default quota
+    now = 1_000;
+    expect(limiter.allowRequestSync('u')).toEqual({ allowed: true, remaining: 3, retryAfter: 0, limit: 5, resetAfter: 60 });
+    now = 60_000; // the request at 0 left the 60 s window
+    expect(limiter.peekSync('u')).toEqual({ allowed: true, remaining: 4, retryAfter: 0, limit: 5, resetAfter: 1 });
+    now = 61_000; // and the one at 1 s: the key is clear under the quota last applied
+    expect(limiter.cleanUp()).toBe(1);
+    expect(limiter.size).toBe(0);
+
+    // Back to the default (limitFor returns undefined) after an hourly decision: swept by the
+    // default window again.
+    tier = { threshold: 5, windowSeconds: 3_600 };
+    now = 100_000;
+    limiter.allowRequestSync('v');
+    tier = undefined;
+    now = 101_000;
+    expect(limiter.allowRequestSync('v')).toEqual({ allowed: true, remaining: 3, retryAfter: 0, limit: 5, resetAfter: 60 });
+    now = 160_000; // the request at 100 s is out of the default window, the one at 101 s not
+    expect(limiter.cleanUp()).toBe(0);
+    now = 161_000;
+    expect(limiter.cleanUp()).toBe(1);
+
+    // And the other way: admitted under the default window, then decided under an hourly tier:
+    // not swept after a minute.
+    tier = undefined;
+    now = 200_000;
+    limiter.allowRequestSync('w');
+    tier = { threshold: 5, windowSeconds: 3_600 };
+    now = 201_000;
+    expect(limiter.allowRequestSync('w')).toEqual({ allowed: true, remaining: 3, retryAfter: 0, limit: 5, resetAfter: 3_600 });
+    now = 262_000;
+    expect(limiter.cleanUp()).toBe(0);
+    expect(limiter.peekSync('w')).toMatchObject({ remaining: 3 });
+    now = 201_000 + 3_600_000;
+    expect(limiter.cleanUp()).toBe(1);
+  });
+});
+
+describe('maxKeys: peek of a tracked key when the table is full', () => {
+  it('reports the key as it stands, forgetting nothing and turning nothing away', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 3, windowSeconds: 10, maxKeys: 2, clock: () => now });
+    limiter.allowRequestSync('clear');
+    now = 20_000;
+    limiter.allowRequestSync('live');
+    // The table is full and 'clear' could be forgotten; a peek of the tracked key needs no room.
+    expect(limiter.peekSync('live')).toEqual({ allowed: true, remaining: 2, retryAfter: 0, limit: 3, resetAfter: 10 });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
+    limiter.allowRequestSync('live');
+    limiter.allowRequestSync('live');
+    expect(limiter.peekSync('live')).toEqual({ allowed: false, remaining: 0, retryAfter: 10, limit: 3, resetAfter: 10 });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
+    // A new key's peek does make room, as its decision would.
+    expect(limiter.peekSync('new')).toEqual({ allowed: true, remaining: 3, retryAfter: 0, limit: 3, resetAfter: 0 });
+    expect(limiter.stats()).toMatchObject({ keys: 1, evictedKeys: 1 });
+  });
+});
+
+describe("maxKeys: eviction's round robin over the tracked keys", () => {
+  it('each new key goes on looking where the previous one stopped, 16 keys at a time, wrapping around', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 60, maxKeys: 40, clock: () => now });
+    for (let i = 0; i < 40; i++) {
+      now = i * 100;
+      limiter.allowRequestSync(`k${i}`);
+    }
+    // Every key is live: each newcomer is turned away, told when the first key it looked at
+    // (k0, k16, k32, then k8 after wrapping) clears.
+    now = 10_000;
+    const waits = [1, 2, 3, 4].map((n) => limiter.allowRequestSync(`new${n}`));
+    expect(waits.map((r) => r.retryAfter)).toEqual([50, 51.6, 53.2, 50.8]);
+    expect(waits[0]).toEqual({ allowed: false, remaining: 0, retryAfter: 50, limit: 1, resetAfter: 0 });
+    // k0 to k16 are clear at 61.65 s; the next newcomer looks at k24 to k39 (all live), the one
+    // after wraps around to k0 and takes its place; the next one k1's.
+    now = 61_650;
+    expect(limiter.allowRequestSync('new5')).toMatchObject({ allowed: false, retryAfter: 0.75 });
+    expect(limiter.allowRequestSync('new6')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.allowRequestSync('new7')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.stats()).toMatchObject({ keys: 40, evictedKeys: 2, rejected: 5 });
+    expect(limiter.reset('k0')).toBe(false);
+    expect(limiter.reset('k1')).toBe(false);
+    expect(limiter.reset('k2')).toBe(true);
+  });
+
+  it("a newcomer's wait is capped at its own window when the key it looked at is on a longer tier", () => {
+    let now = 0;
+    const limiter = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 60,
+      maxKeys: 1,
+      clock: () => now,
+      limitFor: (_user, key) => (key === 'hourly' ? { threshold: 1, windowSeconds: 3_600 } : undefined),
+    });
+    limiter.allowRequestSync('hourly');
+    now = 1_000;
+    expect(limiter.allowRequestSync('new')).toEqual({ allowed: false, remaining: 0, retryAfter: 60, limit: 1, resetAfter: 0 });
+    // The hourly key is judged by its own window: still live after a minute.
+    now = 120_000;
+    expect(limiter.allowRequestSync('new').allowed).toBe(false);
+    now = 3_600_000;
+    expect(limiter.allowRequestSync('new').allowed).toBe(true);
+    expect(limiter.stats().evictedKeys).toBe(1);
   });
 });

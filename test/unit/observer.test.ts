@@ -261,3 +261,108 @@ describe("on('decision')", () => {
     expect(() => l.off(7 as unknown as 'decision', () => {})).toThrow(TypeError);
   });
 });
+
+describe("off('sweep') and off('error') remove exactly the listener given", () => {
+  it("off('sweep'): the listener is no longer called; true once, then false; the others stay", () => {
+    const l = limiter(1, 1, () => 5_000);
+    const seen: string[] = [];
+    const first = (info: SweepInfo): void => {
+      seen.push(`first ${info.dropped}`);
+    };
+    const second = (info: SweepInfo): void => {
+      seen.push(`second ${info.keys}`);
+    };
+    const never = (): void => {
+      seen.push('never');
+    };
+    expect(l.off('sweep', first)).toBe(false);
+    l.on('sweep', first);
+    l.on('sweep', second);
+    l.cleanUp();
+    expect(seen).toEqual(['first 0', 'second 0']);
+    // A listener not registered, or registered for another event, is not removed.
+    expect(l.off('sweep', never)).toBe(false);
+    l.on('decision', never);
+    expect(l.off('sweep', never)).toBe(false);
+    expect(l.off('decision', never)).toBe(true);
+    expect(l.off('sweep', first)).toBe(true);
+    expect(l.off('sweep', first)).toBe(false);
+    l.cleanUp();
+    expect(seen).toEqual(['first 0', 'second 0', 'second 0']);
+    expect(l.off('sweep', second)).toBe(true);
+    l.cleanUp();
+    expect(seen).toHaveLength(3);
+    // The function returned by on() does the same.
+    const stop = l.on('sweep', first);
+    stop();
+    l.cleanUp();
+    expect(seen).toHaveLength(3);
+  });
+
+  it("off('error'): a removed error listener gets no more errors; with none left they are reported as uncaught", () => {
+    const queued: (() => void)[] = [];
+    vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) => {
+      queued.push(callback);
+    });
+    const l = limiter(100, 1, () => 0);
+    const boom = new Error('listener bug');
+    l.on('decision', () => {
+      throw boom;
+    });
+    const first: unknown[] = [];
+    const second: unknown[] = [];
+    const one = (error: unknown): void => {
+      first.push(error);
+    };
+    const two = (error: unknown): void => {
+      second.push(error);
+    };
+    expect(l.off('error', one)).toBe(false);
+    l.on('error', one);
+    l.on('error', two);
+    l.allowRequestSync('a');
+    expect([first.length, second.length, queued.length]).toEqual([1, 1, 0]);
+    expect(l.off('error', one)).toBe(true);
+    expect(l.off('error', one)).toBe(false);
+    l.allowRequestSync('a');
+    expect([first.length, second.length, queued.length]).toEqual([1, 2, 0]);
+    expect(l.off('error', two)).toBe(true);
+    l.allowRequestSync('a');
+    expect([first.length, second.length, queued.length]).toEqual([1, 2, 1]);
+    expect(queued[0]).toThrow(boom);
+    // The decisions were made all the same.
+    expect(l.stats()).toMatchObject({ allowed: 3, rejected: 0 });
+  });
+
+  it('a listener added for one event is called only for that event', () => {
+    const l = limiter(1, 1, () => 5_000);
+    const calls: string[] = [];
+    const listener = (): void => {
+      calls.push('called');
+    };
+    l.on('error', listener);
+    l.on('sweep', () => {
+      calls.push('sweep');
+    });
+    l.allowRequestSync('a');
+    l.cleanUp();
+    expect(calls).toEqual(['sweep']);
+    expect(l.off('decision', listener)).toBe(false);
+    expect(l.off('sweep', listener)).toBe(false);
+    expect(l.off('error', listener)).toBe(true);
+  });
+
+  it('off() checks its arguments as on() does', () => {
+    const l = limiter(1, 1, () => 0);
+    expect(() => l.off('sweep', 5 as never)).toThrow(TypeError);
+    expect(() => l.off('sweep', 5 as never)).toThrow('Expected `listener` to be a function, got `5` (number)');
+    expect(() => l.off('errors' as 'error', () => {})).toThrow(RangeError);
+    expect(() => l.off('errors' as 'error', () => {})).toThrow(
+      'Expected `event` to be \'decision\', \'sweep\' or \'error\', got `"errors"` (string)',
+    );
+    expect(() => l.on(5 as unknown as 'error', () => {})).toThrow(TypeError);
+    expect(() => l.on(5 as unknown as 'error', () => {})).toThrow(
+      'Expected `event` to be \'decision\', \'sweep\' or \'error\', got `5` (number)',
+    );
+  });
+});

@@ -196,3 +196,34 @@ describe('tiers (limitFor)', () => {
     expect(limiter.allowRequestSync('k').allowed).toBe(false);
   });
 });
+
+describe('a tier object is validated once: the same object always gives the same quota', () => {
+  it('changing the object after its first use changes nothing; a new object is a new quota', () => {
+    const tier = { threshold: 2, windowSeconds: 60 };
+    let chosen: QuotaOptions = tier;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0, limitFor: () => chosen });
+    expect(limiter.allowRequestSync('a')).toMatchObject({ allowed: true, remaining: 1, limit: 2, resetAfter: 60 });
+    tier.threshold = 0; // invalid now, but already validated: the quota is the one built then
+    tier.windowSeconds = 1;
+    expect(limiter.allowRequestSync('a')).toMatchObject({ allowed: true, remaining: 0, limit: 2, resetAfter: 60 });
+    chosen = { threshold: 5, windowSeconds: 60 };
+    expect(limiter.allowRequestSync('a')).toMatchObject({ allowed: true, remaining: 2, limit: 5 });
+    chosen = { threshold: 0, windowSeconds: 60 };
+    expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
+  });
+
+  it('limitFor returning neither an object nor undefined fails with a TypeError naming limitFor()', () => {
+    let chosen: unknown = null;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0, limitFor: () => chosen as QuotaOptions });
+    for (const [value, got] of [
+      [null, '`null`'],
+      [42, '`42` (number)'],
+      ['pro', '`"pro"` (string)'],
+    ] as const) {
+      chosen = value;
+      expect(() => limiter.allowRequestSync('a')).toThrow(TypeError);
+      expect(() => limiter.peekSync('a')).toThrow(`Expected \`limitFor()\` to be a QuotaOptions object or undefined, got ${got}`);
+    }
+    expect(limiter.size).toBe(0);
+  });
+});

@@ -621,5 +621,147 @@ describe('a too-long wait is reported from the call, including the wait behind t
       ),
       { numRuns: 200 },
     );
+describe('a waiter that gives up at its own turn lets the waiters behind it try', () => {
+  for (const [name, store] of [
+    ['in memory', (): RateLimitStore | undefined => undefined],
+    ['with a store', asyncLog],
+  ] as const) {
+    it(name, async () => {
+      const l = limiter(1, 1, store());
+      await l.allowRequest('a');
+      const first = track(l.waitForSlot('a'));
+      // Its bound (1.5 s) covers the first waiter's slot (1 s) but not its own (2 s): it learns
+      // that at its turn, at 1 s.
+      const impatient = track(l.waitForSlot('a', { maxWaitSeconds: 1.5 }));
+      const last = track(l.waitForSlot('a'));
+      await flush();
+      expect(impatient.done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(first.value).toMatchObject({ allowed: true, remaining: 0 });
+      expect(impatient.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 1, maxWaitSeconds: 1.5, cost: 1 });
+      expect((impatient.error as Error).message).toBe(
+        'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take 1 s: the limit is 1 request per 1 s',
+      );
+      // The last waiter is not left hanging: it tried at once and waits for its slot, at 2 s.
+      expect(last.done).toBe(false);
+      expect(l.stats().waiting).toBe(1);
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(last.done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(last.value).toMatchObject({ allowed: true, remaining: 0 });
+      expect(l.stats()).toMatchObject({ waiting: 0, allowed: 3 });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  }
+
+  it('a head whose request can no longer fit (its tier shrank) is rejected, and the next waiter tries', async () => {
+    let tier = { threshold: 2, windowSeconds: 1 };
+    const l = new RateLimiter({ threshold: 2, windowSeconds: 1, clock: () => Date.now(), limitFor: () => tier });
+    l.allowRequestSync('a', { cost: 2 });
+    const big = track(l.waitForSlot('a', { cost: 2 }));
+    const small = track(l.waitForSlot('a'));
+    await flush();
+    tier = { threshold: 1, windowSeconds: 1 };
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(big.error).toBeInstanceOf(RangeError);
+    expect(big.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: Infinity, cost: 2 });
+    expect(small.value).toMatchObject({ allowed: true, remaining: 0, limit: 1 });
+    expect(l.stats().waiting).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a head whose clock fails after its attempt is rejected with the error, and the next waiter tries', async () => {
+    let failNext = false;
+    const l = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      clock: () => {
+        if (!failNext) return Date.now();
+        failNext = false;
+        throw new Error('clock broke');
+      },
+    });
+    l.allowRequestSync('a');
+    const first = track(l.waitForSlot('a'));
+    const second = track(l.waitForSlot('a'));
+    const third = track(l.waitForSlot('a'));
+    await flush();
+    // The reading after the next rejection fails: the one the rejected waiter takes to set its
+    // timer (the decision itself read the clock before).
+    let armed = true;
+    l.on('decision', (_key, result) => {
+      if (armed && !result.allowed) failNext = true;
+      if (!result.allowed) armed = false;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(first.value).toMatchObject({ allowed: true });
+    // The second waiter's attempt was decided (rejected), then its clock reading failed.
+    expect(second.error).toEqual(new Error('clock broke'));
+    // The third tried next, and waits for its slot at 2 s.
+    expect(l.stats()).toMatchObject({ waiting: 1, allowed: 2, rejected: 3 });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(third.value).toMatchObject({ allowed: true });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('waiters that will not wait as long as those ahead of them are refused early', () => {
+  it('at the call, naming how many wait ahead and the lower bound of the wait', async () => {
+    const l = limiter(1, 10);
+    l.allowRequestSync('a');
+    const first = track(l.waitForSlot('a'));
+    const second = track(l.waitForSlot('a'));
+    await flush();
+    await vi.advanceTimersByTimeAsync(4_000);
+    const error = await l.waitForSlot('a', { maxWaitSeconds: 5.5 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 6, maxWaitSeconds: 5.5, cost: 1, limit: 1 });
+    expect((error as Error).message).toBe(
+      'Expected a slot within `maxWaitSeconds` (5.5 s), but waiting for one would take at least 6 s ' +
+        '(behind 2 earlier waiters for the key): the limit is 1 request per 10 s',
+    );
+    // The head is due at exactly 6 s from now: a bound of 6 s is enough to queue.
+    const patient = track(l.waitForSlot('a', { maxWaitSeconds: 6 }));
+    await flush();
+    expect(patient.done).toBe(false);
+    expect(l.stats()).toMatchObject({ waiting: 3, rejected: 1, allowed: 1 });
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(first.value?.allowed).toBe(true);
+    // The second is due at 20 s and the patient one at 30 s at best: more than its bound (10 s
+    // after its call at 4 s): refused now, behind the second.
+    expect(patient.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 10 });
+    expect((patient.error as Error).message).toContain('at least 10 s (behind 1 earlier waiter for the key)');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(second.value?.allowed).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('when the head learns a later slot, each waiter behind it whose bound is shorter, counting those that stay ahead', async () => {
+    // The limiter's clock is set by hand; the timers are fake: a request taken between the
+    // head's timer and its attempt pushes its slot later.
+    let now = 0;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    const stays = track(l.waitForSlot('a', { maxWaitSeconds: 3 }));
+    const leaves = track(l.waitForSlot('a', { maxWaitSeconds: 1.5 }));
+    const last = track(l.waitForSlot('a'));
+    await flush();
+    expect(leaves.done).toBe(false);
+    now = 1_000;
+    expect(l.allowRequestSync('a').allowed).toBe(true);
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The head found no slot: it now waits until 2 s, later than the third waiter's bound.
+    expect(head.done).toBe(false);
+    expect(stays.done).toBe(false);
+    expect(leaves.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 1, maxWaitSeconds: 1.5 });
+    expect((leaves.error as Error).message).toBe(
+      'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take at least 1 s ' +
+        '(behind 2 earlier waiters for the key): the limit is 1 request per 1 s',
+    );
+    expect(last.done).toBe(false);
+    expect(l.stats().waiting).toBe(3);
   });
 });
