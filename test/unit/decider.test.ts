@@ -145,3 +145,41 @@ describe('an awaiting store driven concurrently', () => {
     expect(results.filter((r) => r.allowed)).toHaveLength(3);
   });
 });
+
+describe('a decision with an atomic store (no lock) whose clock fails', () => {
+  it('rejects the call, never throws; a waiter is rejected and leaves the queue, the next one is served', async () => {
+    let fail = false;
+    const limiter = new RateLimiter({
+      threshold: 2,
+      windowSeconds: 1,
+      strategy: new AwaitingCounter(),
+      clock: () => {
+        if (fail) throw new Error('clock broke');
+        return 0;
+      },
+    });
+    const atomic = new RateLimiter({
+      threshold: 2,
+      windowSeconds: 1,
+      strategy: Object.assign(new AwaitingCounter(), { atomic: true }),
+      clock: () => {
+        if (fail) throw new Error('clock broke');
+        return 0;
+      },
+    });
+    for (const l of [limiter, atomic]) {
+      fail = true;
+      let pending: Promise<unknown> | undefined;
+      expect(() => {
+        pending = l.allowRequest('k');
+      }).not.toThrow();
+      await expect(pending).rejects.toThrow('clock broke');
+      await expect(l.peek('k')).rejects.toThrow('clock broke');
+      const waiter = l.waitForSlot('k');
+      await expect(waiter).rejects.toThrow('clock broke');
+      expect(l.stats()).toMatchObject({ waiting: 0, allowed: 0, rejected: 0 });
+      fail = false;
+      expect(await l.waitForSlot('k')).toMatchObject({ allowed: true, remaining: 1 });
+    }
+  });
+});

@@ -9,6 +9,7 @@ import {
   type RateLimitStrategy,
   SlidingWindowLog,
 } from '../../src/index.js';
+import { AwaitingStore } from '../support/stores.js';
 
 const ok = { threshold: 5, windowSeconds: 60 };
 
@@ -374,5 +375,63 @@ describe('allowRequestSync with a store', () => {
     await expect(limiter.allowRequest('k')).rejects.toThrow(/in-memory strategy `liar` to return a result, got a promise/);
     expect(() => limiter.allowRequestSync('k')).toThrow(TypeError);
     expect(limiter.size).toBe(0);
+  });
+});
+
+describe('the facade with a store: nothing is kept here, every count is 0', () => {
+  it('size, sweptKeys, stats(), cleanUp(), reset() and close() with a store', async () => {
+    const { clock, read } = fixedClock();
+    const store = new AwaitingStore(new SlidingWindowLog());
+    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 1, strategy: store, clock: read, sweepIntervalSeconds: 1 });
+    expect(await limiter.allowRequest('a')).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 1 });
+    expect(await limiter.peek('a')).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 1 });
+    expect(limiter.size).toBe(0);
+    expect(limiter.sweptKeys).toBe(0);
+    clock.now = 5_000;
+    expect(limiter.cleanUp()).toBe(0);
+    expect(limiter.reset('a')).toBe(false);
+    limiter.close();
+    limiter[Symbol.dispose]();
+    expect(limiter.stats()).toEqual({ allowed: 1, rejected: 0, keys: 0, sweeps: 0, sweptKeys: 0, evictedKeys: 0, waiting: 0 });
+    expect(store.states.size).toBe(1);
+    // cleanUp still reads (and checks) the clock.
+    clock.now = Number.NaN;
+    expect(() => limiter.cleanUp()).toThrow(RangeError);
+  });
+
+  it('peek with a store is not counted, allowRequest is, once settled', async () => {
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: new AwaitingStore(new SlidingWindowLog()), clock: () => 0 });
+    await limiter.peek('a');
+    expect(limiter.stats()).toMatchObject({ allowed: 0, rejected: 0 });
+    await limiter.allowRequest('a');
+    await limiter.allowRequest('a');
+    expect(limiter.stats()).toMatchObject({ allowed: 1, rejected: 1 });
+  });
+});
+
+describe('options that mean "no bound"', () => {
+  it('maxKeys: Infinity is accepted as no bound; sweepIntervalSeconds undefined starts no sweep', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, maxKeys: Infinity, clock: () => now });
+    for (let i = 0; i < 100; i++) expect(limiter.allowRequestSync(`k${i}`).allowed).toBe(true);
+    now = 10_000;
+    expect(limiter.allowRequestSync('new').allowed).toBe(true);
+    expect(limiter.stats()).toMatchObject({ keys: 101, evictedKeys: 0, sweeps: 0 });
+  });
+});
+
+describe('the function returned by on()', () => {
+  it('removes only its own registration: after the listener is added again, calling it again does nothing', () => {
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 1, clock: () => 0 });
+    const calls: string[] = [];
+    const listener = (key: string): void => {
+      calls.push(key);
+    };
+    const stop = limiter.on('decision', listener);
+    stop();
+    limiter.on('decision', listener);
+    stop();
+    limiter.allowRequestSync('a');
+    expect(calls).toEqual(['a']);
   });
 });

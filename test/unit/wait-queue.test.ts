@@ -765,3 +765,40 @@ describe('waiters that will not wait as long as those ahead of them are refused 
     expect(l.stats().waiting).toBe(3);
   });
 });
+
+describe('float noise in maxWaitSeconds is not a longer wait', () => {
+  // 0.7 - 0.4 is 0.29999999999999993 and 1.7 - 0.4 is 1.2999999999999998: a bound a hair under
+  // the wait it means is enough, at the first attempt, at the call, and behind a head.
+  it('at the first attempt and at the call', async () => {
+    // A clock of small readings (Date.now() is too coarse for this noise), moved with the timers.
+    let now = 0;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    l.allowRequestSync('a');
+    now = 700;
+    const head = track(l.waitForSlot('a', { maxWaitSeconds: 0.7 - 0.4 }));
+    const behind = track(l.waitForSlot('a', { maxWaitSeconds: 0.7 - 0.4 }));
+    await flush();
+    expect(head.done).toBe(false);
+    expect(behind.done).toBe(false);
+    now = 1_000;
+    await vi.advanceTimersByTimeAsync(300);
+    expect(head.value?.allowed).toBe(true);
+    // The second one could not have its slot before 2 s: refused at its turn.
+    expect(behind.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 1 });
+  });
+
+  it('behind a head that learns a later slot', async () => {
+    let now = 0;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    now = 700;
+    const behind = track(l.waitForSlot('a', { maxWaitSeconds: 1.7 - 0.4 }));
+    now = 1_000;
+    l.allowRequestSync('a'); // takes the head's slot: the head now waits until 2 s
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(head.done).toBe(false);
+    expect(behind.done).toBe(false);
+    expect(l.stats().waiting).toBe(2);
+  });
+});
