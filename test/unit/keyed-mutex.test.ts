@@ -169,3 +169,41 @@ describe('KeyedMutex', () => {
     expect(mutex.size).toBe(0);
   });
 });
+
+describe('KeyedMutex: the entry of a key lives while any callback holds or waits', () => {
+  it('isLocked and size count the waiters too; a later arrival waits for all of them', async () => {
+    const mutex = new KeyedMutex();
+    const gates: (() => void)[] = [];
+    const log: string[] = [];
+    const hold = (id: number): Promise<void> =>
+      mutex.runExclusive('k', async () => {
+        log.push(`start ${id}`);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        log.push(`end ${id}`);
+      });
+    expect(mutex.isLocked('k')).toBe(false);
+    const first = hold(1);
+    const second = hold(2);
+    const third = hold(3);
+    expect(mutex.isLocked('k')).toBe(true);
+    expect(mutex.isLocked('other')).toBe(false);
+    expect(mutex.size).toBe(1);
+    await Promise.resolve();
+    gates.shift()?.();
+    await first;
+    // The first is done; two still hold or wait: the key stays locked.
+    expect(mutex.isLocked('k')).toBe(true);
+    expect(mutex.size).toBe(1);
+    const fourth = hold(4);
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(log).toEqual(['start 1', 'end 1', 'start 2']);
+    for (let turn = 0; turn < 1_000 && (gates.length > 0 || log.length < 8); turn++) {
+      gates.shift()?.();
+      await Promise.resolve();
+    }
+    await Promise.all([second, third, fourth]);
+    expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3', 'start 4', 'end 4']);
+    expect(mutex.isLocked('k')).toBe(false);
+    expect(mutex.size).toBe(0);
+  });
+});
