@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GCRA, type QuotaOptions, RateLimiter, type SweepInfo } from '../../src/index.js';
+import { GCRA, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowLog, type SlidingWindowLogState, type SweepInfo } from '../../src/index.js';
 
 type InstalledClock = ReturnType<ReturnType<typeof FakeTimers.withGlobal>['install']>;
 
@@ -170,6 +170,10 @@ describe('the unbounded-keys warning', () => {
       }
       expect(warn).toHaveBeenCalledTimes(1);
       expect(String(warn.mock.calls[0]?.[0])).toMatch(/tracks 1000000 keys with no bound: call cleanUp\(\)/);
+      expect(warn).toHaveBeenCalledWith(
+        'ratewarden: a RateLimiter tracks 1000000 keys with no bound: call cleanUp() periodically, or set sweepIntervalSeconds or maxKeys',
+        'RateWardenWarning',
+      );
     } finally {
       warn.mockRestore();
     }
@@ -349,5 +353,104 @@ describe("maxKeys: eviction's round robin over the tracked keys", () => {
     now = 3_600_000;
     expect(limiter.allowRequestSync('new').allowed).toBe(true);
     expect(limiter.stats().evictedKeys).toBe(1);
+  });
+});
+
+describe('the automatic sweep: a pass in slices', () => {
+  let clock: InstalledClock;
+  beforeEach(() => {
+    clock = FakeTimers.withGlobal(globalThis).install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+  });
+  afterEach(() => clock.uninstall());
+
+  it('is not restarted by an interval that fires before it is over; it reports once, with all it dropped', () => {
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 0.001, sweepIntervalSeconds: 0.001 });
+    const sweeps: SweepInfo[] = [];
+    limiter.on('sweep', (info) => sweeps.push(info));
+    for (let i = 0; i < 3_000; i++) limiter.allowRequestSync(`k${i}`);
+    clock.tick(1); // the interval fires: the first slice
+    clock.tick(1); // the interval fires again, before the second slice: the pass goes on
+    clock.tick(1);
+    expect(sweeps[0]).toEqual({ dropped: 3_000, automatic: true, keys: 0 });
+    expect(limiter.stats()).toMatchObject({ keys: 0, sweptKeys: 3_000 });
+    limiter.close();
+  });
+
+  it('close() in the middle of a pass stops it: no timer left, nothing more dropped', () => {
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 1, sweepIntervalSeconds: 10 });
+    for (let i = 0; i < 3_000; i++) limiter.allowRequestSync(`k${i}`);
+    clock.tick(10_000); // the first slice
+    expect(limiter.size).toBe(3_000 - 1_024);
+    expect(clock.countTimers()).toBe(2); // the interval and the next slice
+    limiter.close();
+    expect(clock.countTimers()).toBe(0);
+    clock.tick(100_000);
+    expect(limiter.stats()).toMatchObject({ keys: 3_000 - 1_024, sweeps: 0, sweptKeys: 1_024 });
+  });
+
+  it('counts only the keys it dropped, not the live ones it looked at', () => {
+    const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, sweepIntervalSeconds: 10 });
+    limiter.allowRequestSync('early');
+    clock.tick(30_000);
+    limiter.allowRequestSync('late');
+    clock.tick(40_000); // passes at 10 … 70 s: 'early' clears at 60 s, 'late' is live
+    expect(limiter.stats()).toMatchObject({ keys: 1, sweeps: 7, sweptKeys: 1 });
+    limiter.close();
+  });
+});
+
+describe('maxKeys: the wait told to a turned-away newcomer', () => {
+  it('is never 0, even when the key it looked at says it resets now', () => {
+    // A strategy whose keys are never clear and report no reset time: the newcomer is told to
+    // come back after one window, not retryAfter 0 (a refusal always has a positive wait).
+    const inner = new SlidingWindowLog();
+    const sticky: RateLimitStrategy<SlidingWindowLogState> = {
+      name: 'sticky',
+      createState: (quota) => inner.createState(quota),
+      consume: (state, now, cost, quota) => inner.consume(state, now, cost, quota),
+      peek: (state, now, cost, quota) => ({ ...inner.peek(state, now, cost, quota), resetAfter: 0 }),
+      sweep: () => false,
+    };
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 30, maxKeys: 1, strategy: sticky, clock: () => 0 });
+    limiter.allowRequestSync('a');
+    expect(limiter.allowRequestSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 30, limit: 1, resetAfter: 0 });
+    expect(limiter.peekSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 30, limit: 1, resetAfter: 0 });
+  });
+});
+
+describe('the unbounded-keys warning: when it is not needed, and only once', () => {
+  it('not with an automatic sweep, nor after cleanUp(); once, through console.warn where process.emitWarning is missing', { timeout: 60_000 }, () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const swept = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0, sweepIntervalSeconds: 3_600 });
+    const cleaned = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0 });
+    cleaned.cleanUp();
+    const emitWarning = Object.getOwnPropertyDescriptor(process, 'emitWarning');
+    const consoleWarn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      for (let i = 0; i <= 1_000_001; i++) {
+        swept.allowRequestSync(`k${i}`);
+        cleaned.allowRequestSync(`k${i}`);
+      }
+      expect(warn).not.toHaveBeenCalled();
+      Object.defineProperty(process, 'emitWarning', { value: undefined, configurable: true, writable: true });
+      const unbounded = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0 });
+      for (let i = 0; i <= 1_000_001; i++) unbounded.allowRequestSync(`k${i}`);
+      // Back under a million keys and up again: not a second warning.
+      unbounded.reset('k0');
+      unbounded.reset('k1');
+      unbounded.reset('k2');
+      unbounded.allowRequestSync('again-1');
+      unbounded.allowRequestSync('again-2');
+      expect(unbounded.size).toBe(1_000_001);
+      expect(consoleWarn).toHaveBeenCalledTimes(1);
+      expect(consoleWarn).toHaveBeenCalledWith(
+        'ratewarden: a RateLimiter tracks 1000000 keys with no bound: call cleanUp() periodically, or set sweepIntervalSeconds or maxKeys',
+      );
+    } finally {
+      if (emitWarning !== undefined) Object.defineProperty(process, 'emitWarning', emitWarning);
+      warn.mockRestore();
+      consoleWarn.mockRestore();
+      swept.close();
+    }
   });
 });
