@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
 import type { RateLimitStore, RateLimitStrategy, RateWardenWaitError, SlidingWindowLogState } from '../../src/index.js';
+import { delayMs } from '../../src/wait-queue.js';
 
 /** Follows a promise without awaiting it. */
 function track<T>(promise: Promise<T>): { done: boolean; value?: T; error?: unknown; rejected: boolean } {
@@ -800,5 +801,272 @@ describe('float noise in maxWaitSeconds is not a longer wait', () => {
     expect(head.done).toBe(false);
     expect(behind.done).toBe(false);
     expect(l.stats().waiting).toBe(2);
+  });
+});
+
+/**
+ * A store deciding as the default algorithm, whose decisions can be held in flight (`hold`) until
+ * `release()`, and made to fail (`failNext`).
+ */
+function heldLog(): { store: RateLimitStore; hold: () => void; release: () => void; calls: () => number; failNext: () => void } {
+  const log = asyncLog();
+  let held = false;
+  let fail = false;
+  let pending: (() => void)[] = [];
+  let calls = 0;
+  const store: RateLimitStore = {
+    ...log,
+    consume: async (...args) => {
+      calls++;
+      if (held) await new Promise<void>((resolve) => pending.push(resolve));
+      if (fail) {
+        fail = false;
+        throw new Error('store down');
+      }
+      return log.consume(...args);
+    },
+  };
+  return {
+    store,
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      const waiting = pending;
+      pending = [];
+      for (const resolve of waiting) resolve();
+    },
+    calls: () => calls,
+    failNext: () => {
+      fail = true;
+    },
+  };
+}
+
+describe('a request that can never fit is refused before anything is decided', () => {
+  it('in memory and with a store: no decision counted, nothing asked of the store', async () => {
+    const held = heldLog();
+    for (const l of [limiter(3, 1), limiter(3, 1, held.store)]) {
+      await expect(l.waitForSlot('a', { cost: 4 })).rejects.toMatchObject({ retryAfter: Infinity, cost: 4 });
+      expect(l.stats()).toMatchObject({ allowed: 0, rejected: 0, waiting: 0 });
+    }
+    expect(held.calls()).toBe(0);
+  });
+});
+
+describe('aborting a waiter', () => {
+  it('the head: the next waiter tries at once (it may ask for less)', async () => {
+    const l = limiter(3, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const big = track(l.waitForSlot('a', { cost: 3, signal: controller.signal }));
+    const small = track(l.waitForSlot('a'));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(small.done).toBe(false);
+    controller.abort(new Error('no longer needed'));
+    await flush();
+    expect(big.error).toEqual(new Error('no longer needed'));
+    expect(small.value).toMatchObject({ allowed: true, remaining: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+    expect(l.stats()).toMatchObject({ allowed: 2, rejected: 1, waiting: 0 });
+  });
+
+  it('behind the head: nothing is decided, and the head keeps its timer', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const start = Date.now();
+    const controller = new AbortController();
+    const head = l.waitForSlot('a').then(() => Date.now() - start);
+    const behind = track(l.waitForSlot('a', { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(300);
+    controller.abort();
+    await flush();
+    expect(behind.rejected).toBe(true);
+    expect(l.stats()).toMatchObject({ allowed: 1, rejected: 1, waiting: 1 });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(700);
+    expect(await head).toBe(1_000);
+  });
+
+  it('the last one, then another comes: it is queued behind the head and served', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const head = track(l.waitForSlot('a'));
+    const last = track(l.waitForSlot('a', { signal: controller.signal }));
+    controller.abort();
+    await flush();
+    expect(last.rejected).toBe(true);
+    const next = track(l.waitForSlot('a'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(head.value?.allowed).toBe(true);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(next.value?.allowed).toBe(true);
+    expect(l.stats().waiting).toBe(0);
+  });
+
+  it('a signal that cannot be listened to, behind a waiting head: nothing is decided, the head keeps its timer', async () => {
+    const l = limiter(1, 1);
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    const hostile = { aborted: false, addEventListener: () => { throw new Error('boom'); }, removeEventListener: () => {} };
+    await expect(l.waitForSlot('a', { signal: hostile as unknown as AbortSignal })).rejects.toThrow('boom');
+    expect(l.stats()).toMatchObject({ allowed: 1, rejected: 1, waiting: 1 });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(head.value?.allowed).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('the head, from a decision listener, on a refusal: the next waiter tries at once', async () => {
+    const l = limiter(2, 1);
+    l.allowRequestSync('a');
+    const controller = new AbortController();
+    const start = Date.now();
+    const big = track(l.waitForSlot('a', { cost: 2, signal: controller.signal }));
+    const small = l.waitForSlot('a').then((r) => [r.allowed, Date.now() - start]);
+    await vi.advanceTimersByTimeAsync(500);
+    l.allowRequestSync('a'); // at 1 s the big one still finds one unit used: refused again
+    l.on('decision', (_key, result, cost) => {
+      if (!result.allowed && cost === 2) controller.abort(new Error('aborted by a listener'));
+    });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(big.error).toEqual(new Error('aborted by a listener'));
+    expect(await small).toEqual([true, 1_000]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('leaves no abort listener on a shared signal once its waiters are served or refused', async () => {
+    const l = limiter(1, 1);
+    const controller = new AbortController();
+    const signal = controller.signal;
+    expect((await l.waitForSlot('a', { signal })).allowed).toBe(true);
+    const waiting = track(l.waitForSlot('a', { signal }));
+    await expect(l.waitForSlot('a', { signal, maxWaitSeconds: 0.5 })).rejects.toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG' });
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(waiting.value?.allowed).toBe(true);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('waiting with a store whose attempts are in flight', () => {
+  it('the head aborted in flight, then refused by the store: the next waiter tries at once, not before', async () => {
+    const held = heldLog();
+    const l = limiter(2, 1, held.store);
+    await l.allowRequest('a');
+    held.hold();
+    const controller = new AbortController();
+    const big = track(l.waitForSlot('a', { cost: 2, signal: controller.signal }));
+    const small = track(l.waitForSlot('a'));
+    await flush();
+    controller.abort(new Error('gone'));
+    await flush();
+    expect(big.error).toEqual(new Error('gone'));
+    // The next waiter waits for the attempt in flight to settle.
+    expect(held.calls()).toBe(2);
+    expect(small.done).toBe(false);
+    held.release();
+    await flush();
+    await flush();
+    // The big request was refused (one unit is used); the small one fits now.
+    expect(small.value).toMatchObject({ allowed: true, remaining: 0 });
+    expect(held.calls()).toBe(3);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a waiter with a bound arriving while the head is being decided is queued, not refused', async () => {
+    const held = heldLog();
+    const l = limiter(2, 1, held.store);
+    held.hold();
+    const head = track(l.waitForSlot('a'));
+    await flush();
+    const bounded = track(l.waitForSlot('a', { maxWaitSeconds: 5 }));
+    await flush();
+    expect(bounded.done).toBe(false);
+    held.release();
+    await flush();
+    await flush();
+    expect(head.value).toMatchObject({ allowed: true, remaining: 1 });
+    expect(bounded.value).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  it('a failed attempt of the only waiter leaves the key usable by the next waiter', async () => {
+    const held = heldLog();
+    const l = limiter(1, 1, held.store);
+    held.failNext();
+    await expect(l.waitForSlot('a')).rejects.toThrow('store down');
+    expect(l.stats().waiting).toBe(0);
+    const next = track(l.waitForSlot('a'));
+    await flush();
+    expect(next.value?.allowed).toBe(true);
+  });
+
+  it('an aborted waiter whose attempt then fails is counted out once', async () => {
+    const held = heldLog();
+    const l = limiter(1, 1, held.store);
+    held.hold();
+    held.failNext();
+    const controller = new AbortController();
+    const waiter = track(l.waitForSlot('a', { signal: controller.signal }));
+    await flush();
+    controller.abort(new Error('gone'));
+    await flush();
+    expect(waiter.error).toEqual(new Error('gone'));
+    held.release();
+    await flush();
+    expect(l.stats().waiting).toBe(0);
+    const next = track(l.waitForSlot('a'));
+    await flush();
+    expect(next.value?.allowed).toBe(true);
+    expect(l.stats().waiting).toBe(0);
+  });
+});
+
+describe('a bound short of the wait by no more than float noise (1e-6 ms) is enough', () => {
+  // 0.999999999 s is 999.999999 ms, exactly 1e-6 ms (in floating point) short of 1,000 ms.
+  it('at the call, behind a head due at 1 s', async () => {
+    let now = 0;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    const bounded = track(l.waitForSlot('a', { maxWaitSeconds: 0.999999999 }));
+    await flush();
+    expect(bounded.done).toBe(false);
+    now = 1_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(head.value?.allowed).toBe(true);
+    expect(bounded.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG' });
+  });
+
+  it('behind a head that learns it is due at 2 s', async () => {
+    let now = 0;
+    const l = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => now });
+    l.allowRequestSync('a');
+    const head = track(l.waitForSlot('a'));
+    const bounded = track(l.waitForSlot('a', { maxWaitSeconds: 1.999999999 }));
+    now = 1_000;
+    l.allowRequestSync('a');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(head.done).toBe(false);
+    expect(bounded.done).toBe(false);
+    expect(l.stats().waiting).toBe(2);
+  });
+});
+
+describe('delayMs: the timer delay of a wait', () => {
+  it('is whole milliseconds, rounded up from the microsecond, at least 1 and at most 2^31 - 2', () => {
+    expect(delayMs(0)).toBe(1);
+    expect(delayMs(0.0000001)).toBe(1);
+    expect(delayMs(0.0005)).toBe(1);
+    expect(delayMs(0.001)).toBe(1);
+    expect(delayMs(0.0010001)).toBe(1); // 1.0001 ms is 1 ms to the microsecond
+    expect(delayMs(0.001001)).toBe(2);
+    expect(delayMs(0.03)).toBe(30);
+    expect(delayMs(0.7)).toBe(700);
+    expect(delayMs((2 ** 31 - 2) / 1000)).toBe(2 ** 31 - 2);
+    expect(delayMs((2 ** 31 - 1) / 1000)).toBe(2 ** 31 - 2);
+    expect(delayMs(1e9)).toBe(2 ** 31 - 2);
   });
 });
