@@ -1,7 +1,7 @@
 // The decider with a store: real concurrency with a store that awaits between reading and writing its
 // state, made exact by the limiter's per-key async mutex.
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, createQuota } from '../../src/index.js';
+import { RateLimitGroup, RateLimiter, createQuota } from '../../src/index.js';
 import type { RateLimitStore } from '../../src/index.js';
 import { AwaitingCounter } from '../support/stores.js';
 
@@ -180,6 +180,42 @@ describe('a decision with an atomic store (no lock) whose clock fails', () => {
       expect(l.stats()).toMatchObject({ waiting: 0, allowed: 0, rejected: 0 });
       fail = false;
       expect(await l.waitForSlot('k')).toMatchObject({ allowed: true, remaining: 1 });
+    }
+  });
+});
+
+describe('the lock order: every store and every in-memory limiter has a place of its own', () => {
+  it('a group over two stores on one key works, whatever was built between them', async () => {
+    const first = new RateLimiter({ threshold: 2, windowSeconds: 1, strategy: new AwaitingCounter(), clock: () => 0 });
+    const between = new RateLimiter({ threshold: 2, windowSeconds: 1, clock: () => 0 });
+    const second = new RateLimiter({ threshold: 2, windowSeconds: 1, strategy: new AwaitingCounter(), clock: () => 0 });
+    const group = new RateLimitGroup([first, between, second]);
+    const results = await Promise.all([group.allowRequest('k'), group.allowRequest('k'), group.allowRequest('k')]);
+    expect(results.map((r) => r.allowed)).toEqual([true, true, false]);
+  });
+});
+
+describe('an atomic store is called without the key\'s lock', () => {
+  it('its decisions on one key overlap; a store that is not atomic gets them one at a time', async () => {
+    for (const atomic of [true, false]) {
+      let inFlight = 0;
+      let most = 0;
+      const inner = new AwaitingCounter();
+      const store: RateLimitStore = {
+        name: 'overlapping',
+        atomic,
+        consume: async (...args) => {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          const result = await inner.consume(...args);
+          inFlight--;
+          return result;
+        },
+        peek: (...args) => inner.peek(...args),
+      };
+      const limiter = new RateLimiter({ threshold: 10, windowSeconds: 1, strategy: store, clock: () => 0 });
+      await Promise.all([limiter.allowRequest('k'), limiter.allowRequest('k'), limiter.allowRequest('k')]);
+      expect(most).toBe(atomic ? 3 : 1);
     }
   });
 });

@@ -454,3 +454,57 @@ describe('the unbounded-keys warning: when it is not needed, and only once', () 
     }
   });
 });
+
+describe('the automatic sweep when the clock or the strategy fails', () => {
+  let clock: InstalledClock;
+  beforeEach(() => {
+    clock = FakeTimers.withGlobal(globalThis).install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+  });
+  afterEach(() => clock.uninstall());
+
+  it('ends the pass quietly (decisions report the failure); the next pass sweeps', () => {
+    let broken = false;
+    const limiter = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      sweepIntervalSeconds: 10,
+      clock: () => {
+        if (broken) throw new Error('clock broke');
+        return Date.now();
+      },
+    });
+    limiter.allowRequestSync('a');
+    broken = true;
+    expect(() => clock.tick(10_000)).not.toThrow();
+    expect(limiter.stats()).toMatchObject({ keys: 1, sweeps: 0 });
+    broken = false;
+    clock.tick(10_000);
+    expect(limiter.stats()).toMatchObject({ keys: 0, sweeps: 1, sweptKeys: 1 });
+    limiter.close();
+  });
+
+  it('a strategy whose sweep throws ends the pass; the next pass goes on', () => {
+    const inner = new SlidingWindowLog();
+    let failing = true;
+    const flaky: RateLimitStrategy<SlidingWindowLogState> = {
+      name: 'flaky-sweep',
+      createState: (quota) => inner.createState(quota),
+      consume: (state, now, cost, quota) => inner.consume(state, now, cost, quota),
+      peek: (state, now, cost, quota) => inner.peek(state, now, cost, quota),
+      sweep: (state, now, quota) => {
+        if (failing) throw new Error('sweep broke');
+        return inner.sweep(state, now, quota);
+      },
+    };
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, sweepIntervalSeconds: 10, strategy: flaky });
+    limiter.allowRequestSync('a');
+    limiter.allowRequestSync('b');
+    expect(() => clock.tick(10_000)).not.toThrow();
+    expect(limiter.stats()).toMatchObject({ keys: 2, sweeps: 0 });
+    expect(() => limiter.cleanUp()).toThrow('sweep broke');
+    failing = false;
+    clock.tick(10_000);
+    expect(limiter.stats()).toMatchObject({ keys: 0, sweeps: 1, sweptKeys: 2 });
+    limiter.close();
+  });
+});

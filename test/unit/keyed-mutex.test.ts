@@ -207,3 +207,24 @@ describe('KeyedMutex: the entry of a key lives while any callback holds or waits
     expect(mutex.size).toBe(0);
   });
 });
+
+describe('KeyedMutex: a free key', () => {
+  it('runs its callback at once, within the call (the decider relies on it to decide without a turn of delay)', async () => {
+    const mutex = new KeyedMutex();
+    let ran = false;
+    const done = mutex.runExclusive('k', () => {
+      ran = true;
+    });
+    expect(ran).toBe(true);
+    await done;
+    // A busy key runs it later.
+    let second = false;
+    const first = mutex.runExclusive('k', () => Promise.resolve());
+    const later = mutex.runExclusive('k', () => {
+      second = true;
+    });
+    expect(second).toBe(false);
+    await Promise.all([first, later]);
+    expect(second).toBe(true);
+  });
+});

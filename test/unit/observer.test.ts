@@ -354,6 +354,8 @@ describe("off('sweep') and off('error') remove exactly the listener given", () =
 
   it('off() checks its arguments as on() does', () => {
     const l = limiter(1, 1, () => 0);
+    expect(() => l.on('sweep', 'f' as never)).toThrow(TypeError);
+    expect(() => l.on('sweep', 'f' as never)).toThrow('Expected `listener` to be a function, got `"f"` (string)');
     expect(() => l.off('sweep', 5 as never)).toThrow(TypeError);
     expect(() => l.off('sweep', 5 as never)).toThrow('Expected `listener` to be a function, got `5` (number)');
     expect(() => l.off('errors' as 'error', () => {})).toThrow(RangeError);

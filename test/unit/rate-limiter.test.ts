@@ -435,3 +435,18 @@ describe('the function returned by on()', () => {
     expect(calls).toEqual(['a']);
   });
 });
+
+describe('allowRequest with an in-memory strategy decides at the call', () => {
+  it('counted and published before it returns its promise; peek counts nothing', () => {
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0 });
+    const seen: boolean[] = [];
+    limiter.on('decision', (_key, result) => seen.push(result.allowed));
+    void limiter.allowRequest('a');
+    expect(seen).toEqual([true]);
+    expect(limiter.stats()).toMatchObject({ allowed: 1, rejected: 0 });
+    void limiter.peek('a');
+    void limiter.allowRequest('a');
+    expect(seen).toEqual([true, false]);
+    expect(limiter.stats()).toMatchObject({ allowed: 1, rejected: 1 });
+  });
+});
