@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GCRA, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowLog, type SlidingWindowLogState, type SweepInfo } from '../../src/index.js';
+import { GCRA, type Quota, type QuotaOptions, RateLimiter, type RateLimitStrategy, SlidingWindowLog, type SlidingWindowLogState, type SweepInfo } from '../../src/index.js';
 
 type InstalledClock = ReturnType<ReturnType<typeof FakeTimers.withGlobal>['install']>;
 
@@ -506,5 +506,23 @@ describe('the automatic sweep when the clock or the strategy fails', () => {
     clock.tick(10_000);
     expect(limiter.stats()).toMatchObject({ keys: 0, sweeps: 1, sweptKeys: 2 });
     limiter.close();
+  });
+});
+
+describe('an in-memory strategy that returns a promise', () => {
+  it('fails with a TypeError saying what to implement instead, keeping nothing', () => {
+    const inner = new SlidingWindowLog();
+    const liar = {
+      name: 'liar',
+      createState: (quota: Quota) => inner.createState(quota),
+      consume: async (...args: Parameters<typeof inner.consume>) => inner.consume(...args),
+      peek: (...args: Parameters<typeof inner.peek>) => inner.peek(...args),
+      sweep: (...args: Parameters<typeof inner.sweep>) => inner.sweep(...args),
+    } as unknown as RateLimitStrategy<unknown>;
+    const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, strategy: liar, clock: () => 0 });
+    expect(() => limiter.allowRequestSync('k')).toThrow(
+      'Expected the in-memory strategy `liar` to return a result, got a promise: a strategy that awaits keeps its state in a store (implement RateLimitStore)',
+    );
+    expect(limiter.size).toBe(0);
   });
 });
