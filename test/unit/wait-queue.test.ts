@@ -708,6 +708,33 @@ describe('a waiter that gives up at its own turn lets the waiters behind it try'
   });
 });
 
+describe('a waiter whose retry cannot be decided (the clock fails)', () => {
+  it('is rejected with the error, and the next waiter tries at once', async () => {
+    let failed = false;
+    const l = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      clock: () => {
+        const now = Date.now();
+        if (now - start >= 1_000 && !failed) {
+          failed = true;
+          throw new Error('clock broke');
+        }
+        return now;
+      },
+    });
+    const start = Date.now();
+    l.allowRequestSync('a');
+    const first = track(l.waitForSlot('a'));
+    const second = track(l.waitForSlot('a'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(first.error).toEqual(new Error('clock broke'));
+    expect(second.value).toMatchObject({ allowed: true, remaining: 0 });
+    expect(l.stats()).toMatchObject({ waiting: 0, allowed: 2, rejected: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
 describe('waiters that will not wait as long as those ahead of them are refused early', () => {
   it('at the call, naming how many wait ahead and the lower bound of the wait', async () => {
     const l = limiter(1, 10);
