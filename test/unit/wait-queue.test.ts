@@ -735,6 +735,33 @@ describe('a waiter whose retry cannot be decided (the clock fails)', () => {
   });
 });
 
+describe('the only waiter whose retry cannot be decided', () => {
+  it('leaves the key usable: a later waiter is served', async () => {
+    let fail = false;
+    const l = new RateLimiter({
+      threshold: 1,
+      windowSeconds: 1,
+      clock: () => {
+        if (fail) {
+          fail = false;
+          throw new Error('clock broke');
+        }
+        return Date.now();
+      },
+    });
+    l.allowRequestSync('a');
+    const only = track(l.waitForSlot('a'));
+    await flush();
+    fail = true;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(only.error).toEqual(new Error('clock broke'));
+    const later = track(l.waitForSlot('a'));
+    await flush();
+    expect(later.value).toMatchObject({ allowed: true, remaining: 0 });
+    expect(l.stats().waiting).toBe(0);
+  });
+});
+
 describe('waiters that will not wait as long as those ahead of them are refused early', () => {
   it('at the call, naming how many wait ahead and the lower bound of the wait', async () => {
     const l = limiter(1, 10);
