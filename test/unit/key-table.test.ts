@@ -303,9 +303,10 @@ describe('maxKeys: peek of a tracked key when the table is full', () => {
     limiter.allowRequestSync('live');
     expect(limiter.peekSync('live')).toEqual({ allowed: false, remaining: 0, retryAfter: 10, limit: 3, resetAfter: 10 });
     expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
-    // A new key's peek does make room, as its decision would.
+    // A new key's peek says it would be allowed (room can be made), yet forgets nothing: a peek
+    // changes nothing (issue 11, from the attack run).
     expect(limiter.peekSync('new')).toEqual({ allowed: true, remaining: 3, retryAfter: 0, limit: 3, resetAfter: 0 });
-    expect(limiter.stats()).toMatchObject({ keys: 1, evictedKeys: 1 });
+    expect(limiter.stats()).toMatchObject({ keys: 2, evictedKeys: 0 });
   });
 });
 
@@ -317,25 +318,27 @@ describe("maxKeys: eviction's round robin over the tracked keys", () => {
       now = i * 100;
       limiter.allowRequestSync(`k${i}`);
     }
-    // Every key is live: each newcomer is turned away, told when the first key it looked at
-    // (k0, k16, k32, then k8 after wrapping) clears.
+    // Every key is live: each newcomer is turned away, told when the soonest key it looked at
+    // (k0) clears; a refusal moves the round robin only up to that key, so that the retry finds
+    // it first (issue 11: waiting retryAfter is enough).
     now = 10_000;
     const waits = [1, 2, 3, 4].map((n) => limiter.allowRequestSync(`new${n}`));
-    expect(waits.map((r) => r.retryAfter)).toEqual([50, 51.6, 53.2, 50.8]);
+    expect(waits.map((r) => r.retryAfter)).toEqual([50, 50, 50, 50]);
     expect(waits[0]).toEqual({ allowed: false, remaining: 0, retryAfter: 50, limit: 1, resetAfter: 0 });
-    // k0 to k16 are clear at 61.65 s; the next newcomer looks at k24 to k39 (all live), the one
-    // after wraps around to k0 and takes its place; the next one k1's.
+    // k0 to k16 are clear at 61.65 s; the round robin stopped at k0, so the next newcomers take
+    // k0's, k1's and k2's places.
     now = 61_650;
-    expect(limiter.allowRequestSync('new5')).toMatchObject({ allowed: false, retryAfter: 0.75 });
+    expect(limiter.allowRequestSync('new5')).toMatchObject({ allowed: true, remaining: 0 });
     expect(limiter.allowRequestSync('new6')).toMatchObject({ allowed: true, remaining: 0 });
     expect(limiter.allowRequestSync('new7')).toMatchObject({ allowed: true, remaining: 0 });
-    expect(limiter.stats()).toMatchObject({ keys: 40, evictedKeys: 2, rejected: 5 });
+    expect(limiter.stats()).toMatchObject({ keys: 40, evictedKeys: 3, rejected: 4 });
     expect(limiter.reset('k0')).toBe(false);
     expect(limiter.reset('k1')).toBe(false);
-    expect(limiter.reset('k2')).toBe(true);
+    expect(limiter.reset('k2')).toBe(false);
+    expect(limiter.reset('k3')).toBe(true);
   });
 
-  it("a newcomer's wait is capped at its own window when the key it looked at is on a longer tier", () => {
+  it("a newcomer's wait runs until the key it waits for clears, under that key's own (longer) tier", () => {
     let now = 0;
     const limiter = new RateLimiter({
       threshold: 1,
@@ -346,10 +349,10 @@ describe("maxKeys: eviction's round robin over the tracked keys", () => {
     });
     limiter.allowRequestSync('hourly');
     now = 1_000;
-    expect(limiter.allowRequestSync('new')).toEqual({ allowed: false, remaining: 0, retryAfter: 60, limit: 1, resetAfter: 0 });
+    expect(limiter.allowRequestSync('new')).toEqual({ allowed: false, remaining: 0, retryAfter: 3_599, limit: 1, resetAfter: 0 });
     // The hourly key is judged by its own window: still live after a minute.
     now = 120_000;
-    expect(limiter.allowRequestSync('new').allowed).toBe(false);
+    expect(limiter.allowRequestSync('new')).toMatchObject({ allowed: false, retryAfter: 3_480 });
     now = 3_600_000;
     expect(limiter.allowRequestSync('new').allowed).toBe(true);
     expect(limiter.stats().evictedKeys).toBe(1);
@@ -413,8 +416,10 @@ describe('maxKeys: the wait told to a turned-away newcomer', () => {
     };
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 30, maxKeys: 1, strategy: sticky, clock: () => 0 });
     limiter.allowRequestSync('a');
-    expect(limiter.allowRequestSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 30, limit: 1, resetAfter: 0 });
-    expect(limiter.peekSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 30, limit: 1, resetAfter: 0 });
+    // It says it is clear one tick later (resetAfter 0): the newcomer is told to come back then,
+    // one microsecond, rounded up — above 0.
+    expect(limiter.allowRequestSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 0.000001, limit: 1, resetAfter: 0 });
+    expect(limiter.peekSync('b')).toEqual({ allowed: false, remaining: 0, retryAfter: 0.000001, limit: 1, resetAfter: 0 });
   });
 });
 

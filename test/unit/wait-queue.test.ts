@@ -622,6 +622,9 @@ describe('a too-long wait is reported from the call, including the wait behind t
       ),
       { numRuns: 200 },
     );
+  });
+});
+
 describe('a waiter that gives up at its own turn lets the waiters behind it try', () => {
   for (const [name, store] of [
     ['in memory', (): RateLimitStore | undefined => undefined],
@@ -641,7 +644,7 @@ describe('a waiter that gives up at its own turn lets the waiters behind it try'
       expect(first.value).toMatchObject({ allowed: true, remaining: 0 });
       expect(impatient.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 1, maxWaitSeconds: 1.5, cost: 1 });
       expect((impatient.error as Error).message).toBe(
-        'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take 1 s: the limit is 1 request per 1 s',
+        'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take 2 s from the call (1 s waited so far, 1 s more): the limit is 1 request per 1 s',
       );
       // The last waiter is not left hanging: it tried at once and waits for its slot, at 2 s.
       expect(last.done).toBe(false);
@@ -787,7 +790,7 @@ describe('waiters that will not wait as long as those ahead of them are refused 
     // The second is due at 20 s and the patient one at 30 s at best: more than its bound (10 s
     // after its call at 4 s): refused now, behind the second.
     expect(patient.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 10 });
-    expect((patient.error as Error).message).toContain('at least 10 s (behind 1 earlier waiter for the key)');
+    expect((patient.error as Error).message).toContain('at least 10 s more behind 1 earlier waiter for the key)');
     await vi.advanceTimersByTimeAsync(10_000);
     expect(second.value?.allowed).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
@@ -813,8 +816,8 @@ describe('waiters that will not wait as long as those ahead of them are refused 
     expect(stays.done).toBe(false);
     expect(leaves.error).toMatchObject({ code: 'ERR_RATEWARDEN_WAIT_TOO_LONG', retryAfter: 1, maxWaitSeconds: 1.5 });
     expect((leaves.error as Error).message).toBe(
-      'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take at least 1 s ' +
-        '(behind 2 earlier waiters for the key): the limit is 1 request per 1 s',
+      'Expected a slot within `maxWaitSeconds` (1.5 s), but waiting for one would take at least 2 s from the call ' +
+        '(1 s waited so far, at least 1 s more behind 2 earlier waiters for the key): the limit is 1 request per 1 s',
     );
     expect(last.done).toBe(false);
     expect(l.stats().waiting).toBe(3);
