@@ -37,7 +37,7 @@ export interface QuotaOptions {
   readonly threshold: number;
   /**
    * The window length in **seconds**: a whole number of milliseconds from 0.001 (one
-   * millisecond) to 10^9 (about 31.7 years, {@link MAX_WINDOW_SECONDS}); fractions are allowed
+   * millisecond) to 10^9 (about 31.7 years); fractions are allowed
    * down to the millisecond (`0.5` is half a second, `1.017` is 1,017 ms; `0.0015` is refused),
    * so that the strategies' arithmetic is exact. At most the strategy's `maxWindowSeconds`, when
    * it has one; with the rate strategies, `threshold × windowSeconds × 1000` is also bounded
