@@ -158,7 +158,8 @@ function decide(
   // The estimate, in ticks × units: previous × left + current × perWindow (at most 2^53).
   const used = previous * left + current * perWindow;
   const free = limit - used;
-  if (cost <= threshold && cost * perWindow <= free) {
+  // (A cost above the threshold needs more than `limit` and is refused here too.)
+  if (cost * perWindow <= free) {
     if (record) {
       state.anchor = anchor;
       state.index = index;
@@ -168,38 +169,33 @@ function decide(
     }
     const counted = record ? current + cost : current;
     const after = record ? free - cost * perWindow : free;
-    return outcome(true, remainingOf(after, perWindow, threshold), 0, threshold, resetOf(counted, previous, left, perWindow));
+    return outcome(true, remainingOf(after, perWindow), 0, threshold, resetOf(counted, previous, left, perWindow));
   }
-  const remaining = remainingOf(free, perWindow, threshold);
+  const remaining = remainingOf(free, perWindow);
   const resetAfter = resetOf(current, previous, left, perWindow);
   if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
   let wait: number; // ticks
   if (current + cost <= threshold) {
     // Within this window, once previous × left' <= (threshold − current − cost) × perWindow.
-    wait = left - quotientFloor((threshold - current - cost) * perWindow, previous);
+    wait = left - Math.floor(((threshold - current - cost) * perWindow) / previous);
   } else {
     // In the next window, where previous' = current and current' = 0, once
-    // current × left' <= (threshold − cost) × perWindow.
-    const leftAllowed = quotientFloor((threshold - cost) * perWindow, current);
-    wait = left + (leftAllowed >= perWindow ? 0 : perWindow - leftAllowed);
+    // current × left' <= (threshold − cost) × perWindow (so left' < perWindow: here
+    // current > threshold − cost).
+    wait = left + perWindow - Math.floor(((threshold - cost) * perWindow) / current);
   }
   const retryAfter = retryAfterSeconds(reading, now, wait / TICKS_PER_MS, 2 * quota.windowSeconds);
   return outcome(false, remaining, retryAfter, threshold, resetAfter);
 }
 
-/** `floor(a / b)` for non-negative integers `a < 2^53` and `b > 0`, exactly. */
-function quotientFloor(a: number, b: number): number {
-  let q = Math.floor(a / b);
-  if (q * b > a) q--;
-  else if ((q + 1) * b <= a) q++;
-  return q;
-}
-
-/** Whole units left: floor(free / perWindow), clamped to [0, threshold]. */
-function remainingOf(free: number, perWindow: number, threshold: number): number {
-  if (free <= 0) return 0;
-  const units = Math.floor(free / perWindow);
-  return units > threshold ? threshold : units;
+/**
+ * Whole units left: floor(free / perWindow), at least 0 (`free` is at most `threshold ×
+ * perWindow`). The quotients in this file are exact: for integers below 2^53 the rounded
+ * quotient never reaches the next integer (that would take a dividend of 2^53 or more), so
+ * `Math.floor` of it is the integer quotient.
+ */
+function remainingOf(free: number, perWindow: number): number {
+  return free <= 0 ? 0 : Math.floor(free / perWindow);
 }
 
 /** Milliseconds until the estimate is 0: the end of the next window if `current` counts. */

@@ -77,13 +77,12 @@ function fits(reading: number, now: number, waitMs: number, seconds: number): bo
 }
 
 /**
- * The smallest whole number of ticks `m` with `m × rate >= need` (positive integers, `need`
- * at most 2^52 and `rate` at most 2^42): the grid wait, in ticks, until a deficit of `need`
- * units is repaid at `rate` units per tick. Exact: the rounded quotient errs by less than 1 and
- * never lands above the next integer when the exact one is at or below it, so its ceiling is
- * at most one short, which one exact product detects.
+ * The smallest whole number of ticks `m` with `m × rate >= need` (positive integers below
+ * 2^53): the grid wait, in ticks, until a deficit of `need` units is repaid at `rate` units per
+ * tick. Exact: the rounded quotient of two integers below 2^53 never crosses an integer the
+ * exact one does not reach (that would take a dividend of 2^53 or more), so its ceiling is the
+ * integer ceiling.
  */
 export function ticksToRepay(need: number, rate: number): number {
-  const m = Math.ceil(need / rate);
-  return m * rate < need ? m + 1 : m;
+  return Math.ceil(need / rate);
 }

@@ -619,3 +619,33 @@ describe('a header builder either throws a RateWarden error or sends only valid 
     expect(sent).toBeGreaterThan(300);
   });
 });
+
+describe('the header builders name what is wrong, exactly (from mutation testing)', () => {
+  const refused = { allowed: false, remaining: 0, retryAfter: 2, limit: 5, resetAfter: 2 };
+  const policy = { windowSeconds: 60 };
+  const message = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (error) {
+      return `${(error as Error).constructor.name}: ${(error as Error).message}`;
+    }
+    return 'no error';
+  };
+  it.each<[string, () => unknown, string]>([
+    ['options not an object', () => rateLimitHeaders(refused, 7 as never), 'RateWardenTypeError: Expected `options` to be an object with a `policy`, got `7` (number)'],
+    ['problem type not a string', () => rateLimitProblem(refused, { type: 5 as never }), 'RateWardenTypeError: Expected `type` to be a string (a URI), got `5` (number)'],
+    ['problem title not a string', () => rateLimitProblem(refused, { title: 5 as never }), 'RateWardenTypeError: Expected `title` to be a string, got `5` (number)'],
+    ['policy not an object', () => rateLimitHeaders(refused, { policy: 'x' as never }), 'RateWardenTypeError: Expected `policy` to be a RateLimitPolicy ({ windowSeconds, name? }) or an array of them, got `"x"` (string)'],
+    ['a policy of an array not an object', () => rateLimitHeaders(refused, { policy: [3 as never] }), 'RateWardenTypeError: Expected `policy[0]` to be a RateLimitPolicy, got `3` (number)'],
+    ['two policies for one limit', () => rateLimitHeaders(refused, { policy: [policy, policy] }), 'RateWardenRangeError: Expected `policy` to be 1 policy (one per limit of the result), got `2` (number)'],
+    ['a policy name not a string', () => rateLimitHeaders(refused, { policy: { windowSeconds: 60, name: 4 as never } }), 'RateWardenTypeError: Expected `policy[0].name` to be a string of printable ASCII, got `4` (number)'],
+    ['a count not a number', () => rateLimitHeaders({ ...refused, remaining: '1' as never }, { policy }), 'RateWardenTypeError: Expected `result.remaining` to be a non-negative safe integer, at most `limit` (5), got `"1"` (string)'],
+  ])('%s', (_label, f, expected) => {
+    expect(message(f)).toBe(expected);
+  });
+
+  it('group names that are not strings are a TypeError naming the name', () => {
+    const group = { ...refused, results: [refused], names: [7], binding: 0 };
+    expect(message(() => rateLimitHeaders(group as never, { policy: [policy] }))).toMatch(/^RateWardenTypeError: Expected `result\.names\[0\]` to be a string of printable ASCII/);
+  });
+});

@@ -214,3 +214,77 @@ describe('called directly with a clock that went back, a strategy takes the read
     expect(strategy.sweep(state, 9_000, other)).toBe(true);
   });
 });
+
+describe('each strategy called directly: the paths the limiter does not take (from mutation testing)', () => {
+  const q = (threshold: number, windowMs: number) => ({ threshold, windowMs, windowSeconds: windowMs / 1000 });
+
+  it('fixed window: a reading before the window start counts as the start; a fresh state is clear; a shrunk tier leaves 0, not less; a new key refused for cost has no reset', () => {
+    const s = new FixedWindow();
+    const state = s.createState();
+    expect(s.sweep(state, 0, q(2, 1_000))).toBe(true);
+    expect(s.consume(state, 1_000, 1, q(2, 1_000))).toMatchObject({ allowed: true, remaining: 1 });
+    // At 500 ms, taken as 1000 ms: the window ends 1 s later.
+    expect(s.consume(state, 500, 2, q(2, 1_000))).toEqual({ allowed: false, remaining: 1, retryAfter: 1, limit: 2, resetAfter: 1 });
+    expect(s.consume(state, 1_100, 1, q(2, 1_000))).toMatchObject({ allowed: true, remaining: 0 });
+    // The tier shrinks to 1: the window holds 2, so nothing remains (not −1).
+    expect(s.consume(state, 1_200, 1, q(1, 1_000))).toMatchObject({ allowed: false, remaining: 0, retryAfter: 0.8 });
+    expect(s.peek(undefined, 0, 3, q(2, 1_000))).toEqual({ allowed: false, remaining: 2, retryAfter: Infinity, limit: 2, resetAfter: 0 });
+  });
+
+  it('sliding-window counter: clear states, a reading before the window start, resetAfter of a first request, a shrunk tier', () => {
+    const s = new SlidingWindowCounter();
+    const fresh = s.createState();
+    expect(s.sweep(fresh, 0)).toBe(true);
+    const state = s.createState();
+    expect(s.consume(state, 1_000, 1, q(2, 1_000))).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 2 });
+    // Counted in the window [1 s, 2 s): clear once the next window is over too, at 3 s.
+    expect(s.sweep(state, 2_999)).toBe(false);
+    expect(s.sweep(state, 3_000)).toBe(true);
+    // At 500 ms, taken as 1000 ms, the start: a cost of 2 fits in the next window, 1 s + 1 s later.
+    expect(s.consume(state, 500, 2, q(2, 1_000))).toMatchObject({ allowed: false, remaining: 1, retryAfter: 2 });
+    expect(s.consume(state, 1_000, 1, q(2, 1_000))).toMatchObject({ allowed: true, remaining: 0 });
+    // The tier shrinks to 1 while the window holds 2: nothing remains.
+    expect(s.peek(state, 1_100, 1, q(1, 1_000))).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it('sliding-window counter: a tier that changes the window keeps the current window start (the attack run input)', () => {
+    const s = new SlidingWindowCounter();
+    const state = s.createState();
+    for (let t = 0; t <= 9_000; t += 1_000) expect(s.consume(state, t, 1, q(2, 1_000)).allowed).toBe(true);
+    // Window [9 s, 10 s) holds 1, [8 s, 9 s) holds 1. Under 60 s windows the current one is
+    // [9 s, 69 s): 1 × 59.5/60 + 1 + 1 > 2 until the previous weight is gone, 59.5 s on.
+    expect(s.consume(state, 9_500, 1, q(2, 60_000))).toEqual({ allowed: false, remaining: 0, retryAfter: 59.5, limit: 2, resetAfter: 119.5 });
+    expect(s.consume(state, 69_000, 1, q(2, 60_000))).toMatchObject({ allowed: true, remaining: 0, resetAfter: 120 });
+  });
+
+  it('sliding-window log: a reading before its newest entry counts as it', () => {
+    const s = new SlidingWindowLog();
+    const state = s.createState(q(2, 1_000));
+    s.consume(state, 1_000, 2, q(2, 1_000));
+    expect(s.consume(state, 500, 1, q(2, 1_000))).toEqual({ allowed: false, remaining: 0, retryAfter: 1, limit: 2, resetAfter: 1 });
+  });
+
+  it('sliding-window log: sweep shrinks a ring at most a quarter full to twice its live entries (4 at least), not one more than a quarter', () => {
+    const s = new SlidingWindowLog();
+    const quota = q(64, 1_000);
+    const state = s.createState(quota);
+    s.consume(state, 0, 64, quota); // 64 slots
+    s.consume(state, 900, 0 + 1, q(65, 1_000));
+    expect(state.times.length).toBeGreaterThanOrEqual(65);
+    const capacity = state.times.length;
+    expect(s.sweep(state, 1_000, quota)).toBe(false); // 1 live of `capacity`
+    expect(state.times.length).toBe(4);
+    expect(state.times.length).toBeLessThan(capacity);
+    const again = s.createState(q(16, 1_000));
+    s.consume(again, 0, 12, q(16, 1_000)); // 16 slots
+    s.consume(again, 500, 4, q(16, 1_000)); // 4 live at 1 s: a quarter, shrunk to 8
+    expect(again.times.length).toBe(16);
+    s.sweep(again, 1_000, q(16, 1_000));
+    expect(again.times.length).toBe(8);
+    const five = s.createState(q(16, 1_000));
+    s.consume(five, 0, 11, q(16, 1_000));
+    s.consume(five, 500, 5, q(16, 1_000)); // 5 live at 1 s: more than a quarter, kept
+    s.sweep(five, 1_000, q(16, 1_000));
+    expect(five.times.length).toBe(16);
+  });
+});
