@@ -358,8 +358,9 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
     });
 
     // ioredis sends the commands in flight again after a reconnect (autoResendUnfulfilledCommands);
-    // node-redis rejects them instead, so only ioredis can replay a decision.
-    it.runIf(name === 'ioredis').each(PATHS)('%s, onFailure local: the first decision replayed by the client after a reconnect', async (path) => {
+    // node-redis rejects them instead, so only ioredis can replay a decision: the cases exist for
+    // ioredis only (not registered and skipped for node-redis).
+    (name === 'ioredis' ? it.each(PATHS) : (_title: string, _fn: (path: Path) => Promise<void>) => undefined)('%s, onFailure local: the first decision replayed by the client after a reconnect', async (path) => {
       const own = connect(server.port);
       await own.ready();
       try {
