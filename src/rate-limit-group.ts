@@ -3,6 +3,10 @@
  * limiter through the limiter's documented internal interface, its {@link Decider}
  * (`deciderOf`), never through private fields.
  *
+ * One concern in about 480 lines: planning the steps (locks in a global order), checking every
+ * member (in-memory limits jointly per limiter, stores by batch), and recording stores before
+ * in-memory limits, on a synchronous and an asynchronous path that must agree.
+ *
  * @module
  */
 import { NOT_DECIDED, deciderOf, type Decider } from './decider.js';
