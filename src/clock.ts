@@ -45,10 +45,10 @@ export class MonotonicClock {
    *
    * @returns the reading, or the latest reading used if this one is earlier.
    * @throws {RateWardenTypeError} when the clock returns a non-number.
-   * @throws {RateWardenRangeError} when it returns NaN or ±Infinity, or a time so large that
-   *   adding a 64th of the window does not change it (its floating-point resolution is coarser
-   *   than 1/32 of the window: 2^52 ms for a 1 s window, 2^45 ms still fine for 1 ms). Nothing is
-   *   changed then.
+   * @throws {RateWardenRangeError} when it returns NaN, ±Infinity, or a time beyond ±2^47 ms
+   *   (about ±4,460 years): within that range every reading is a multiple of 2^-10 ms once on
+   *   the strategies' grid, its floating-point resolution is at most 1/32 of any window, and
+   *   the Redis script's times in ticks stay exact. Nothing is changed then.
    */
   read(windowMs: number): number {
     const reading = this.#clock();
@@ -56,9 +56,8 @@ export class MonotonicClock {
     let now = this.#latest;
     if (reading > now) now = reading;
     else if (reading !== reading || reading === -Infinity) throw badClock(reading);
-    // Finite, and fine enough for the window: a 64th of it still moves the reading (false for
-    // Infinity), so that the reading's rounding step is at most 1/32 of the window.
-    if (!(now + windowMs / 64 > now)) throw coarseClock(now, windowMs);
+    // Finite and within ±2^47 ms (false for ±Infinity): see the @throws above.
+    if (!(now < MAX_READING && now > -MAX_READING)) throw coarseClock(now, windowMs);
     this.#latest = now;
     return now;
   }
@@ -71,10 +70,13 @@ function badClock(reading: unknown): Error {
     : new RateWardenRangeError(`Expected \`clock\` to return a finite number of milliseconds, got ${describeValue(reading)}`);
 }
 
-/** The error of a clock reading so large that adding the window does not change it. */
+/** The largest clock reading, in magnitude: 2^47 ms (about 4,460 years). */
+const MAX_READING = 2 ** 47;
+
+/** The error of a clock reading beyond ±2^47 ms. */
 function coarseClock(reading: number, windowMs: number): Error {
   return new RateWardenRangeError(
-    'Expected `clock` to return a finite number of milliseconds whose floating-point ' +
-      `resolution is finer than 1/32 of the window (${windowMs} ms), got ${describeValue(reading)}`,
+    'Expected `clock` to return a finite number of milliseconds from -2^47 to 2^47 (about ' +
+      `±4,460 years; the window is ${windowMs} ms), got ${describeValue(reading)}`,
   );
 }

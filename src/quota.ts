@@ -95,7 +95,7 @@ export const MAX_WINDOW_SECONDS = 1e9;
 /**
  * The largest `threshold × windowMs` of the rate strategies (the sliding-window counter, the
  * token bucket and GCRA): 2^42, so that their state, counted in `1 / (1024 × windowMs)` tokens
- * or `1 / (1024 × threshold)` ms, stays an integer below 2^52 and every step is exact. About a
+ * or `1 / (1024 × threshold)` ms, stays an integer of at most 2^52 and every step is exact. About a
  * million requests per hour, or 4.3 million per second.
  */
 export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;

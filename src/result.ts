@@ -1,6 +1,6 @@
 /**
  * The result of a decision ({@link RateLimitResult}) and the one place strategies build it
- * ({@link result}).
+ * ({@link outcome}).
  *
  * @module
  */
@@ -48,8 +48,9 @@ export interface RateLimitResult {
 }
 
 /**
- * @internal Builds a {@link RateLimitResult}. Every strategy builds its results here or with
- * {@link result}, so that all results share one object shape (call sites stay monomorphic).
+ * @internal Builds a {@link RateLimitResult}. Every built-in strategy and the Redis reply build
+ * their results here, so that all results share one object shape (call sites stay
+ * monomorphic).
  *
  * @param retryAfter - seconds: `0` when allowed, else from `retryAfterSeconds`
  *   (`strategies/time.ts`), or `Infinity`.
@@ -63,32 +64,4 @@ export function outcome(
   resetAfterMs: number,
 ): RateLimitResult {
   return { allowed, remaining, retryAfter, limit, resetAfter: resetAfterMs / 1000 };
-}
-
-/**
- * @internal Builds a {@link RateLimitResult} from milliseconds computed elsewhere (a Redis
- * script's reply), with one conversion to seconds.
- *
- * `retryAfter` is rounded **up** to the microsecond, so that a caller who waits exactly that long
- * is not turned away by a rounding step (with a fractional clock, `oldest + window − now` can
- * come out a hair short). Both times are clamped to `maxSeconds`: the conversion can land a
- * rounding step above the documented maximum.
- *
- * @param retryAfterMs - milliseconds until the request would be allowed; `Infinity` for never.
- * @param resetAfterMs - milliseconds until the key's state is fully clear.
- * @param maxSeconds - the strategy's documented maximum wait, in seconds.
- */
-export function result(
-  allowed: boolean,
-  remaining: number,
-  retryAfterMs: number,
-  limit: number,
-  resetAfterMs: number,
-  maxSeconds: number,
-): RateLimitResult {
-  let retryAfter = retryAfterMs === 0 ? 0 : Math.ceil(retryAfterMs * 1000 - 1e-6) / 1e6;
-  if (retryAfter > maxSeconds && retryAfter !== Infinity) retryAfter = maxSeconds;
-  let resetAfter = resetAfterMs / 1000;
-  if (resetAfter > maxSeconds) resetAfter = maxSeconds;
-  return { allowed, remaining, retryAfter, limit, resetAfter };
 }

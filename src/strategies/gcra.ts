@@ -106,8 +106,9 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
   if (now < state.at) reading = now = state.at;
   let debt = debtAt(state, now);
   if (!sameQuota(state.quota, quota)) {
-    // A tier change: the debt keeps its share of the window (rounded up to a unit; the share is
-    // at most 1, so the debt at most `span`).
+    // A tier change: the debt keeps its share of the window, computed in floating point and
+    // rounded up (so within one unit, never in the caller's favour; the Redis script does the
+    // same); the share is at most 1, so the debt at most `span`.
     debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span);
     if (record) {
       // The new quota applies from now on, whatever this decision (so that a refusal's

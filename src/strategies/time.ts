@@ -38,12 +38,13 @@ export function onGrid(ms: number): number {
 }
 
 /**
- * The seconds to tell a refused caller: the smallest number of whole microseconds, at least the
- * wait, such that a caller who read `reading` and waits that long — computing
- * `reading + retryAfter × 1000` in its own floating point — reads a time at or after the moment
- * the request is allowed (`now + waitMs` on the grid). Capped at `maxSeconds` (the strategy's
- * documented maximum) when waiting `maxSeconds` is enough too; it always is when
- * `waitMs <= maxSeconds × 1000`.
+ * The seconds to tell a refused caller: the wait from `reading` to the moment the request is
+ * allowed (`now + waitMs` on the grid), rounded up to the microsecond — for readings beyond
+ * ±2^40 ms then stepped up by units in the last place until it suffices — so that a caller who
+ * read `reading` and waits that long, computing `reading + retryAfter × 1000` in its own
+ * floating point, reads a time at or after that moment. Capped at `maxSeconds` (the
+ * strategy's documented maximum) when waiting `maxSeconds` is enough too, as it is when
+ * `waitMs <= maxSeconds × 1000` for readings within the limiter's ±2^47 ms.
  *
  * @param reading - the caller's clock reading, in ms (or the effective time, if the strategy
  *   took a reading that went back as a later one).

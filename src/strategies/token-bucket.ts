@@ -117,8 +117,9 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quo
   if (now < state.last) reading = now = state.last;
   let level = levelAt(state, now);
   if (!sameQuota(state.quota, quota)) {
-    // A tier change: the bucket keeps its fill fraction (rounded down to a unit; the fraction is
-    // at most 1, so the level at most `full`).
+    // A tier change: the bucket keeps its fill fraction, computed in floating point and rounded
+    // down (so within one unit, never in the caller's favour); the fraction is at most 1, so the
+    // level at most `full`.
     level = Math.floor((level / fullOf(state.quota)) * full);
     if (record) {
       // The new quota applies from now on, whatever this decision (so that a refusal's

@@ -63,7 +63,7 @@ describe("the limiter's reading of its clock", () => {
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 2, clock: () => Infinity });
     expect(() => limiter.allowRequestSync('a')).toThrow(RangeError);
     expect(() => limiter.allowRequestSync('a')).toThrow(
-      'Expected `clock` to return a finite number of milliseconds whose floating-point resolution is finer than 1/32 of the window (2000 ms), got `Infinity` (number)',
+      'Expected `clock` to return a finite number of milliseconds from -2^47 to 2^47 (about ±4,460 years; the window is 2000 ms), got `Infinity` (number)',
     );
     expect(limiter.size).toBe(0);
   });

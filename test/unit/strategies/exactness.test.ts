@@ -301,10 +301,12 @@ describe('every strategy vs its exact model (fast-check, epoch-scale and fractio
   });
 });
 
-describe('a clock too coarse for the window is refused, so that retryAfter stays within the window but for a rounding step (attack run)', () => {
-  it.each(NAMES)('%s: a reading of 2^60 ms with a 1.1 s window is refused; 2^45 ms with a 1 ms window is decided', (name) => {
-    expect(() => limiterOf(name, 1, 1.1, () => 2 ** 60).allowRequestSync('u')).toThrow(/resolution is finer than 1\/32 of the window/);
+describe('a clock reading beyond ±2^47 ms is refused, so that retryAfter stays within the window but for a rounding step (attack run, review)', () => {
+  it.each(NAMES)('%s: readings of 2^60 ms, 2^52 ms and -2^47 ms are refused; 2^45 ms with a 1 ms window is decided', (name) => {
+    expect(() => limiterOf(name, 1, 1.1, () => 2 ** 60).allowRequestSync('u')).toThrow(/from -2\^47 to 2\^47/);
     expect(() => limiterOf(name, 1, 0.002, () => 2 ** 52).allowRequestSync('u')).toThrow(RangeError);
+    expect(() => limiterOf(name, 1, 0.001, () => -(2 ** 47)).allowRequestSync('u')).toThrow(RangeError);
+    expect(limiterOf(name, 1, 0.001, () => 2 ** 47 - 2 ** -5).allowRequestSync('u').allowed).toBe(true);
     let now = 2 ** 45;
     const limiter = limiterOf(name, 1, 0.001, () => now);
     expect(limiter.allowRequestSync('u').allowed).toBe(true);
