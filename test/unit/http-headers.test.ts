@@ -644,6 +644,25 @@ describe('the header builders name what is wrong, exactly (from mutation testing
     expect(message(f)).toBe(expected);
   });
 
+  it('a group: its names are checked even when every policy has its own; the count of policies; a non-ASCII group name', () => {
+    const group = (names: unknown[]) => ({ ...refused, results: [refused, refused], names, binding: 0 });
+    expect(message(() => rateLimitHeaders(group([7, 'b']) as never, { policy: [{ windowSeconds: 60, name: 'a' }, { windowSeconds: 60, name: 'b' }] }))).toBe(
+      'RateWardenTypeError: Expected `result.names[0]` to be a string of printable ASCII, got `7` (number)',
+    );
+    expect(message(() => rateLimitHeaders(group(['a', 'b']) as never, { policy: [policy] }))).toBe(
+      'RateWardenRangeError: Expected `policy` to be 2 policies (one per limit of the result), got `1` (number)',
+    );
+    expect(message(() => rateLimitHeaders(group(['é', 'b']) as never, { policy: [policy, policy] }))).toBe(
+      'RateWardenRangeError: Expected `result.names[0]` to be a string of printable ASCII (0x20-0x7E), got `"é"` (string)',
+    );
+  });
+
+  it('a time that is a numeric string is a TypeError, not coerced', () => {
+    expect(message(() => rateLimitHeaders({ ...refused, resetAfter: '2' as never }, { policy }))).toBe(
+      'RateWardenTypeError: Expected `result.resetAfter` to be a finite non-negative number of seconds, got `"2"` (string)',
+    );
+  });
+
   it('group names that are not strings are a TypeError naming the name', () => {
     const group = { ...refused, results: [refused], names: [7], binding: 0 };
     expect(message(() => rateLimitHeaders(group as never, { policy: [policy] }))).toMatch(/^RateWardenTypeError: Expected `result\.names\[0\]` to be a string of printable ASCII/);
