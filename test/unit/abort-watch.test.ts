@@ -6,29 +6,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { watchAbort } from '../../src/abort-watch.js';
 import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
 import type { RateLimitResult, RateLimitStore, SlidingWindowLogState } from '../../src/index.js';
+import { track, type Tracked as TrackedOf } from '../support/track.js';
 
-/** Follows a promise without awaiting it. */
-interface Tracked {
-  done: boolean;
-  rejected: boolean;
-  value?: RateLimitResult;
-  error?: unknown;
-}
-function track(promise: Promise<RateLimitResult>): Tracked {
-  const state: Tracked = { done: false, rejected: false };
-  promise.then(
-    (value) => {
-      state.done = true;
-      state.value = value;
-    },
-    (error: unknown) => {
-      state.done = true;
-      state.rejected = true;
-      state.error = error;
-    },
-  );
-  return state;
-}
+/** A tracked decision. */
+type Tracked = TrackedOf<RateLimitResult>;
 
 /** Lets pending promise jobs and `process.nextTick` callbacks (where warnings are emitted) run. */
 async function flush(): Promise<void> {

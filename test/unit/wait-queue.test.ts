@@ -6,23 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiter, SlidingWindowLog } from '../../src/index.js';
 import type { RateLimitStore, RateLimitStrategy, RateWardenWaitError, SlidingWindowLogState } from '../../src/index.js';
 import { delayMs } from '../../src/wait-queue.js';
-
-/** Follows a promise without awaiting it. */
-function track<T>(promise: Promise<T>): { done: boolean; value?: T; error?: unknown; rejected: boolean } {
-  const state: { done: boolean; value?: T; error?: unknown; rejected: boolean } = { done: false, rejected: false };
-  promise.then(
-    (value) => {
-      state.done = true;
-      state.value = value;
-    },
-    (error: unknown) => {
-      state.done = true;
-      state.rejected = true;
-      state.error = error;
-    },
-  );
-  return state;
-}
+import { track } from '../support/track.js';
 
 /** Lets pending promise callbacks run, without moving the fake time. */
 async function flush(): Promise<void> {
