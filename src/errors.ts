@@ -34,6 +34,11 @@ export const ErrorCode = {
   RedisTimeout: 'ERR_RATEWARDEN_REDIS_TIMEOUT',
   /** Redis answered with something the script never returns (a {@link RateWardenRedisReplyError}). */
   RedisReply: 'ERR_RATEWARDEN_REDIS_REPLY',
+  /**
+   * Redis refused a command of one decision in a script (a key of the wrong type) while the
+   * other decisions of the same call went on (a {@link RateWardenRedisCommandError}).
+   */
+  RedisCommand: 'ERR_RATEWARDEN_REDIS_COMMAND',
 } as const;
 
 /** One of the {@link ErrorCode} values. */
@@ -147,6 +152,23 @@ export class RateWardenRedisReplyError extends Error {
   /** @param reply - a short, safe rendering of the reply received. */
   constructor(reply: string) {
     super(`Unexpected reply from the ratewarden script: ${reply}`);
+    this.name = 'Error';
+  }
+}
+
+/**
+ * The error of one decision whose command Redis refused inside the script, such as `WRONGTYPE`
+ * when the key holds another type (code {@link ErrorCode.RedisCommand}): that decision wrote
+ * nothing, and the other decisions sent in the same call were decided as if it were absent.
+ * Its `message` is Redis's error message. Exported by `ratewarden/redis`.
+ */
+export class RateWardenRedisCommandError extends Error {
+  /** The stable error code: always {@link ErrorCode.RedisCommand}. */
+  readonly code: typeof ErrorCode.RedisCommand = ErrorCode.RedisCommand;
+
+  /** @param message - Redis's error message, such as `"WRONGTYPE Operation against a key holding the wrong kind of value"`. */
+  constructor(message: string) {
+    super(message);
     this.name = 'Error';
   }
 }

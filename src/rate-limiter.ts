@@ -282,14 +282,18 @@ export class RateLimiter<State = unknown> {
   /**
    * Forgets `user`'s state now: its next request is decided as a first request. A
    * {@link waitForSlot} caller waiting for the key's next slot tries again at once. With a store,
-   * nothing is kept here to forget: delete the key in the store (for Redis, its `redisKey(id)`).
+   * only what the store keeps in this process is dropped (its `forget(key)`: the Redis
+   * strategies' block cache entry); to forget the shared state, delete the key in the store (for
+   * Redis, its `redisKey(id)`).
    *
    * @returns whether the key was tracked.
    * @throws {RateWardenTypeError} / {@link RateWardenRangeError} for an invalid `user`.
    */
   reset(user: User | string): boolean {
     const key = keyOf(user);
-    const tracked = this.#decider.table?.forget(key) ?? false;
+    const decider = this.#decider;
+    const tracked = decider.table?.forget(key) ?? false;
+    decider.store?.forget?.(key);
     this.#waits.retryNow(key);
     return tracked;
   }

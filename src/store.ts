@@ -80,6 +80,13 @@ export interface RateLimitStore {
    * @param quota - the quota to check against.
    */
   peek(key: string, nowMs: number, cost: number, quota: Quota): PromiseLike<RateLimitResult>;
+  /**
+   * Drops whatever the store keeps **in this process** for `key` (a local cache, such as the
+   * Redis strategies' block cache), so that `key`'s next decision asks the store. Called by
+   * `RateLimiter.reset(user)`; must not throw. The shared state is not touched.
+   * @param key - the key (user id).
+   */
+  forget?(key: string): void;
 }
 
 /**

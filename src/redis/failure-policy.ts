@@ -58,7 +58,7 @@ export class FailurePolicy {
   }
 
   /** The degraded decision of `request`: recorded when `record`, else checked (`peek`). */
-  decide(request: BatchRequest, record: boolean): RateLimitResult {
+  decide(request: Omit<BatchRequest, 'store'>, record: boolean): RateLimitResult {
     const { cost, quota } = request;
     const policy = this.#policy;
     if (cost > quota.threshold && policy !== 'local') {
@@ -85,7 +85,7 @@ export class FailurePolicy {
   }
 
   /** Decides in this process's memory, with the same algorithm, in the core's key table. */
-  #decideLocally(request: BatchRequest, record: boolean): RateLimitResult {
+  #decideLocally(request: Omit<BatchRequest, 'store'>, record: boolean): RateLimitResult {
     const { key, nowMs, cost, quota } = request;
     const table = (this.#table ??= new KeyTable(this.#local, { maxKeys: Infinity, defaultQuota: undefined, tiered: true }));
     if (!record) return table.peek(key, nowMs, cost, quota);

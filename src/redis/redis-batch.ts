@@ -6,45 +6,29 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { RateWardenRangeError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
 import type { BatchRequest, StoreBatch } from '../store.js';
 import { MAX_TIMER_MS, unref } from '../timers.js';
-import { isNoScript, type RedisAdapter } from './client.js';
 import { hashTag } from './keys.js';
-import { redisLimitOf, type RedisLimit } from './redis-limit.js';
+import { notifyError, redisLimitOf, type RedisLimit } from './redis-limit.js';
 import { describeReply, parseReply, toNumber } from './reply.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
 import { TICKS_PER_MS } from '../strategies/time.js';
+import { DEADLINE_MARGIN_US, LIMITER_TIME_MIN_EXPIRY_MS } from './decision-queue.js';
+import type { ServerLink } from './server-link.js';
 
-/** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock). */
-const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
+/** Group batches, by link: strategies on one client and time mode share one. */
+const batches = new WeakMap<ServerLink, RedisBatch>();
 
-/**
- * How much earlier than its timeout a call's deadline falls, in microseconds: Node's timers count
- * whole milliseconds, so a timeout may fire up to 1 ms before `performance.now()` says it is due.
- */
-const DEADLINE_MARGIN_US = 1_000;
-
-/**
- * This process's part of every call id (random), so that ids never collide across processes
- * sharing a Redis; a counter makes the rest.
- */
-const PROCESS_NONCE = randomBytes(9).toString('base64url');
-let calls = 0;
-
-/** Batches, by adapter and time mode: strategies on one client share them. */
-const batches = new WeakMap<RedisAdapter, { redis?: RedisBatch; limiter?: RedisBatch }>();
-
-/** @internal The batch of the strategies on `adapter` with time mode `time`. */
-export function batchFor(adapter: RedisAdapter, time: 'redis' | 'limiter'): RedisBatch {
-  let shared = batches.get(adapter);
-  if (shared === undefined) {
-    shared = {};
-    batches.set(adapter, shared);
+/** @internal The group batch of the strategies on `link`'s client and time mode. */
+export function batchFor(link: ServerLink): RedisBatch {
+  let batch = batches.get(link);
+  if (batch === undefined) {
+    batch = new RedisBatch(link);
+    batches.set(link, batch);
   }
-  return (shared[time] ??= new RedisBatch(adapter, time));
+  return batch;
 }
 
 /**
@@ -52,24 +36,10 @@ export function batchFor(adapter: RedisAdapter, time: 'redis' | 'limiter'): Redi
  * every Redis strategy on that client (and time mode).
  */
 export class RedisBatch implements StoreBatch {
-  readonly #adapter: RedisAdapter;
-  readonly #time: 'redis' | 'limiter';
-  /** Whether the client may re-send a call after a reconnect: decisions that record then carry a token. */
-  readonly #resends: boolean;
-  /**
-   * The server's clock minus this process's (`performance.now()`), in microseconds, learnt from
-   * the server time every reply carries (the handshake's first); `undefined` until then. Always
-   * an underestimate, by the reply's time in transit, so deadlines derived from it fall early,
-   * never late.
-   */
-  #offsetUs: number | undefined;
-  /** The handshake in flight, shared by the calls that need it; `undefined` when none is. */
-  #handshake: Promise<void> | undefined;
+  readonly #link: ServerLink;
 
-  constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
-    this.#adapter = adapter;
-    this.#time = time;
-    this.#resends = adapter.resends === true;
+  constructor(link: ServerLink) {
+    this.#link = link;
   }
 
   async decideAll(requests: readonly BatchRequest[], record: boolean): Promise<readonly RateLimitResult[]> {
@@ -80,7 +50,7 @@ export class RedisBatch implements StoreBatch {
         'Expected the limits of a group to use distinct Redis keys, got one key twice: give each limit its own `prefix`',
       );
     }
-    if (keys.length > 1 && this.#adapter.cluster === true && new Set(keys.map(hashTag)).size > 1) {
+    if (keys.length > 1 && this.#link.cluster && new Set(keys.map(hashTag)).size > 1) {
       return this.#decideAcrossSlots(requests, keys, record);
     }
     let timeout = 0;
@@ -168,7 +138,7 @@ export class RedisBatch implements StoreBatch {
   ): Promise<RateLimitResult[]> {
     const startUs = performance.now() * 1000;
     const nowMs = (requests[0] as BatchRequest).nowMs;
-    const redisTime = this.#time === 'redis';
+    const redisTime = this.#link.time === 'redis';
     const args: string[] = [
       record ? '1' : '0',
       // The reading on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
@@ -181,11 +151,11 @@ export class RedisBatch implements StoreBatch {
       args.push((limits[i] as RedisLimit).kind, String(r.quota.threshold), String(r.quota.windowMs), String(r.cost));
     }
     let scriptKeys = keys;
-    if (record && this.#resends) {
+    if (record && this.#link.resends) {
       args[0] = 'r';
       // In the first key's hash slot: every key has a hash tag, the user id (never empty), and
       // it stays the first `{…}` of the token's name.
-      scriptKeys = [...keys, `${keys[0] as string}:call:${PROCESS_NONCE}${(calls++).toString(36)}`];
+      scriptKeys = [...keys, this.#link.tokenFor(keys[0] as string)];
     }
     const state = { timedOut: false };
     const reply = await withTimeout(this.#decide(keys, scriptKeys, args, state, startUs, timeoutSeconds), timeoutSeconds, state);
@@ -213,49 +183,14 @@ export class RedisBatch implements StoreBatch {
     timeoutSeconds: number,
   ): Promise<unknown> {
     if (timeoutSeconds !== Infinity) {
-      if (this.#offsetUs === undefined) await this.#shake(keys);
+      if (this.#link.offsetUs === undefined) await this.#link.handshake(keys);
       // Too late: the caller has reported a failure, so nothing may be sent that could write.
       if (state.timedOut) throw new RateWardenRedisTimeoutError(timeoutSeconds);
-      args[3] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#offsetUs as number)));
+      args[3] = String(Math.floor(startUs + timeoutSeconds * 1e6 - DEADLINE_MARGIN_US + (this.#link.offsetUs as number)));
     }
-    const reply = await this.#run(scriptKeys, args, state);
-    this.#learn(Array.isArray(reply) ? reply[reply.length - 1] : undefined);
+    const reply = await this.#link.run(DECIDE_SHA, DECIDE_SCRIPT, scriptKeys, args, () => state.timedOut);
+    this.#link.learn(Array.isArray(reply) ? reply[reply.length - 1] : undefined);
     return reply;
-  }
-
-  /** The handshake (shared while in flight): learns the offset, or rejects. */
-  #shake(keys: readonly string[]): Promise<void> {
-    this.#handshake ??= this.#run(keys, ['t'], { timedOut: false })
-      .then((reply) => {
-        if (!Array.isArray(reply) || reply.length !== 1 || !this.#learn(reply[0])) {
-          throw new RateWardenRedisReplyError(describeReply(reply));
-        }
-      })
-      .finally(() => {
-        this.#handshake = undefined;
-      });
-    return this.#handshake;
-  }
-
-  /** Learns the offset from a reply's server time (microseconds); whether it was a number. */
-  #learn(serverTime: unknown): boolean {
-    const serverUs = toNumber(serverTime);
-    if (!Number.isFinite(serverUs)) return false;
-    this.#offsetUs = serverUs - performance.now() * 1000;
-    return true;
-  }
-
-  /**
-   * `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart),
-   * unless the caller has given up by then.
-   */
-  async #run(keys: readonly string[], args: readonly string[], state: { timedOut: boolean }): Promise<unknown> {
-    try {
-      return await this.#adapter.evalSha(DECIDE_SHA, keys, args);
-    } catch (error) {
-      if (!isNoScript(error) || state.timedOut) throw error;
-      return this.#adapter.eval(DECIDE_SCRIPT, keys, args);
-    }
   }
 
   /** Applies the failure policies: each limit's own; all or nothing across the limits. */
@@ -266,18 +201,7 @@ export class RedisBatch implements StoreBatch {
     keys: readonly string[],
     record: boolean,
   ): RateLimitResult[] {
-    for (const l of new Set(limits)) {
-      if (l.onError === undefined) continue;
-      try {
-        const returned = l.onError(error, keys);
-        // An async logger that rejects must not leave an unhandled rejection behind.
-        if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
-          Promise.resolve(returned).catch(() => {});
-        }
-      } catch {
-        // A failing logger must not change the decision.
-      }
-    }
+    for (const l of new Set(limits)) notifyError(l, error, keys);
     if (limits.some((l) => l.onFailure === 'throw')) throw error;
     if (requests.length === 1) return [(limits[0] as RedisLimit).failure.decide(requests[0] as BatchRequest, record)];
     const checked = requests.map((r, i) => (limits[i] as RedisLimit).failure.decide(r, false));

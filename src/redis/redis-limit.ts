@@ -42,3 +42,17 @@ export function redisLimitOf(store: BatchingStore): RedisLimit {
   if (limit === undefined) throw typeError('store', 'a ratewarden/redis strategy (a batch got a foreign store)', store);
   return limit;
 }
+
+/** @internal Calls `limit`'s error hook, never letting it change the decision. */
+export function notifyError(limit: RedisLimit, error: unknown, keys: readonly string[]): void {
+  if (limit.onError === undefined) return;
+  try {
+    const returned = limit.onError(error, keys);
+    // An async logger that rejects must not leave an unhandled rejection behind.
+    if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+      Promise.resolve(returned).catch(() => {});
+    }
+  } catch {
+    // A failing logger must not change the decision.
+  }
+}

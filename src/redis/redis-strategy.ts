@@ -12,12 +12,15 @@ import type { RateLimitResult } from '../result.js';
 import type { BatchingStore, StoreBatch } from '../store.js';
 import type { RateLimitStrategy } from '../strategy.js';
 import { MAX_TIMER_MS } from '../timers.js';
+import { BlockCache } from './block-cache.js';
 import { toRedisAdapter } from './client.js';
+import type { DecisionQueue } from './decision-queue.js';
 import { FAILURE_POLICIES, FailurePolicy, type RedisFailurePolicy } from './failure-policy.js';
 import { escapeKey } from './keys.js';
 import { batchFor, type RedisBatch } from './redis-batch.js';
-import { registerRedisLimit } from './redis-limit.js';
+import { registerRedisLimit, type RedisLimit } from './redis-limit.js';
 import type { ScriptKind } from './reply.js';
+import { linkFor } from './server-link.js';
 
 export type { RedisFailurePolicy } from './failure-policy.js';
 
@@ -85,6 +88,46 @@ export interface RedisStrategyOptions {
    * @default "redis"
    */
   readonly time?: 'redis' | 'limiter';
+  /**
+   * **Micro-batching:** the most single decisions (`allowRequest`, `peek`) one script call
+   * carries. A decision is sent at once when no call of its hash slot is in flight, so a lone
+   * caller waits for nothing; decisions issued while one is in flight queue, and go together
+   * in one `EVALSHA` when it returns (or once `batchSize` have queued). Each is still decided
+   * on its own, in arrival order, exactly as if sent alone; one that fails in Redis (a key of
+   * the wrong type: a `RateWardenRedisCommandError`) fails alone. A batch also carries at most
+   * 1,000 sliding-window-log units (sorted-set members to write), so one script never holds
+   * Redis long. Strategies on one client batch together when their `time`, `timeoutSeconds`
+   * and `batchSize` agree; on Redis Cluster, per hash slot (no script may span slots). An
+   * integer from 1 to 1,000; `1` sends every decision in a call of its own.
+   *
+   * A batch's deadline on the server is its earliest decision's (each decision's timeout
+   * counts from when it was issued), so a decision queued behind a slow call may be reported
+   * timed out up to the time it queued before its own timeout would have passed alone; none
+   * reported timed out is recorded.
+   * @default 32
+   */
+  readonly batchSize?: number;
+  /**
+   * The **exact local block cache**: how many keys it holds (`0` turns it off). After Redis
+   * refuses a key, this process refuses that key's further requests (same limit) itself, with no
+   * round trip, for as long as the refusal certainly holds: other processes can only add load,
+   * so what Redis refused on the state it described stays refused until that state frees a slot
+   * (GCRA: any request its debt refuses; the sliding-window log: a request of the refused cost,
+   * when no entry expires before the refused wait ends, as for every refusal of cost 1). The
+   * cached answer is the one Redis would give if nothing else had been recorded for the key
+   * since: under `time: "limiter"` exactly the in-memory strategy's; under `time: "redis"` its
+   * wait counts from when the refused decision was issued (no later than Redis decided it). With
+   * other processes recording meanwhile, Redis would report a longer `retryAfter`.
+   *
+   * **What changes:** a key deleted or reset elsewhere (another process's reset, a `DEL`) stays
+   * refused here for at most the `retryAfter` of the refusal this process cached.
+   * `RateLimiter.reset(user)` in this process drops the entry. Degraded results (failure
+   * policies) are never cached, and `RateLimitGroup` decisions neither read nor feed it. Memory:
+   * one entry (about 150 bytes) per key refused recently, the oldest evicted first past the size.
+   * An integer from 0 to 10,000,000.
+   * @default 10000
+   */
+  readonly blockCacheSize?: number;
 }
 
 /** The keys of {@link RedisStrategyOptions}: the constructors reject any other. */
@@ -95,6 +138,8 @@ const REDIS_OPTIONS = knownOptions('RedisStrategy options', {
   onFailure: true,
   onError: true,
   time: true,
+  batchSize: true,
+  blockCacheSize: true,
 } satisfies Record<keyof RedisStrategyOptions, true>);
 
 /** The longest window: Redis's expiry times and integer replies stay in range. */
@@ -125,8 +170,15 @@ export abstract class RedisStrategy implements BatchingStore {
   readonly timeoutSeconds: number;
   /** Whose clock times decisions. */
   readonly time: 'redis' | 'limiter';
+  /** The most single decisions per script call (1: no micro-batching). */
+  readonly batchSize: number;
+  /** The block cache's size in keys (0: off). */
+  readonly blockCacheSize: number;
   readonly #batch: RedisBatch;
   readonly #suffix: string;
+  readonly #queue: DecisionQueue;
+  readonly #limit: RedisLimit;
+  readonly #cache: BlockCache | undefined;
 
   /**
    * @internal Validates `options` and registers the strategy's internals for the batch.
@@ -161,16 +213,22 @@ export abstract class RedisStrategy implements BatchingStore {
     if (typeof time !== 'string') throw typeError('time', '"redis" or "limiter"', time);
     if (time !== 'redis' && time !== 'limiter') throw rangeError('time', '"redis" or "limiter"', time);
     this.time = time;
+    this.batchSize = integerOption('batchSize', options.batchSize, 32, 1, MAX_BATCH_SIZE);
+    this.blockCacheSize = integerOption('blockCacheSize', options.blockCacheSize, 10_000, 0, MAX_BLOCK_CACHE_SIZE);
     this.#suffix = suffix;
-    this.#batch = batchFor(adapter, time);
-    registerRedisLimit(this, {
+    const link = linkFor(adapter, time);
+    this.#batch = batchFor(link);
+    this.#queue = link.queueFor(timeout, this.batchSize);
+    this.#cache = this.blockCacheSize === 0 ? undefined : new BlockCache(kind, this.blockCacheSize, time === 'limiter');
+    this.#limit = {
       kind,
       timeoutSeconds: timeout,
       onFailure,
       onError,
       failure: new FailurePolicy(onFailure, local),
       redisKey: (key) => this.redisKey(key),
-    });
+    };
+    registerRedisLimit(this, this.#limit);
   }
 
   /**
@@ -195,17 +253,50 @@ export abstract class RedisStrategy implements BatchingStore {
     return this.redisKey(key);
   }
 
-  /** Decides a request of `cost` units in one script call, and records it when allowed. */
+  /**
+   * Decides a request of `cost` units in one script call (possibly batched with others, see
+   * {@link RedisStrategyOptions.batchSize}), and records it when allowed; or refuses it here
+   * from the block cache ({@link RedisStrategyOptions.blockCacheSize}).
+   */
   consume(key: string, nowMs: number, cost: number, quota: Quota): Promise<RateLimitResult> {
-    return this.#batch.decideAll([{ store: this, key, nowMs, cost, quota }], true).then(first);
+    const cache = this.#cache;
+    if (cache !== undefined && cache.size > 0) {
+      const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
+      if (cached !== undefined) return Promise.resolve(cached);
+    }
+    return this.#queue.submit(this.#limit, cache, key, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get now; records nothing. */
   peek(key: string, nowMs: number, cost: number, quota: Quota): Promise<RateLimitResult> {
-    return this.#batch.decideAll([{ store: this, key, nowMs, cost, quota }], false).then(first);
+    const cache = this.#cache;
+    if (cache !== undefined && cache.size > 0) {
+      const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
+      if (cached !== undefined) return Promise.resolve(cached);
+    }
+    return this.#queue.submit(this.#limit, cache, key, nowMs, cost, quota, false);
+  }
+
+  /**
+   * Drops what this process keeps for `key` (its block cache entry); called by
+   * `RateLimiter.reset(user)`. The shared state in Redis is not touched: delete
+   * {@link redisKey}`(key)` for that.
+   */
+  forget(key: string): void {
+    this.#cache?.forget(key);
   }
 }
 
-function first(results: readonly RateLimitResult[]): RateLimitResult {
-  return results[0] as RateLimitResult;
+/** The largest {@link RedisStrategyOptions.batchSize}. */
+const MAX_BATCH_SIZE = 1_000;
+/** The largest {@link RedisStrategyOptions.blockCacheSize}. */
+const MAX_BLOCK_CACHE_SIZE = 10_000_000;
+
+/** An integer option from `min` to `max`, `fallback` when absent. */
+function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const expected = `an integer from ${min} to ${max.toLocaleString('en-US')}`;
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (!Number.isInteger(value) || value < min || value > max) throw rangeError(name, expected, value);
+  return value;
 }

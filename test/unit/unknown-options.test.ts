@@ -51,7 +51,7 @@ const allowed: RateLimitResult = { allowed: true, remaining: 1, retryAfter: 0, l
 const redis = createClient();
 
 const LIMITER = ['threshold', 'windowSeconds', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
-const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time'];
+const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time', 'batchSize', 'blockCacheSize'];
 const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];

@@ -10,6 +10,7 @@ import { createClient } from 'redis';
 import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog, toRedisAdapter } from '../../../src/redis/index.js';
 import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
+import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { RedisServer, lossyProxy } from '../../support/redis-server.js';
 
 const unhandled: unknown[] = [];
@@ -42,7 +43,8 @@ const TIMES = ['redis', 'limiter'] as const;
 
 /** The decider of `path` on `client`, and how many requests Redis holds recorded for `u`. */
 function decider(path: Path, client: object, time: 'redis' | 'limiter', prefix: string, threshold: number) {
-  const options = { client, onFailure: 'throw' as const, timeoutSeconds: 1, time };
+  // No block cache: every decision (refusals too) must reach Redis, to have its reply lost.
+  const options = { client, onFailure: 'throw' as const, timeoutSeconds: 1, time, blockCacheSize: 0 };
   // A constant clock in `limiter` mode: the GCRA's debt is then an exact multiple of its unit.
   const clock = time === 'limiter' ? { clock: () => 1_000 } : {};
   const log = new RateLimiter({
@@ -239,6 +241,8 @@ describe('the script in mode "r": a call re-sent after its deadline', () => {
   };
   const run = (keys: string[], deadline: number): Promise<unknown> =>
     raw.eval(DECIDE_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1');
+  const lean = (keys: string[], deadline: number): Promise<unknown> =>
+    raw.eval(LEAN_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1');
 
   it('answers with the stored reply when the first run took effect, and writes nothing more', async () => {
     const keys = ['late:{u}:log', 'late:{u}:log:call:a'];
@@ -257,5 +261,33 @@ describe('the script in mode "r": a call re-sent after its deadline', () => {
     expect(late).toHaveLength(2);
     expect(late[0]).toBe(-1);
     expect(await raw.exists('late2:{u}:log', 'late2:{u}:log:call:a')).toBe(0);
+  });
+
+  it('the lean script: answers a re-sent call with the stored reply when the first run recorded, writing nothing more', async () => {
+    const keys = ['lean-late:{u}:log', 'lean-late:{u}:log:call:a'];
+    const first = (await lean(keys, (await serverUs()) + 1e6)) as unknown[];
+    // wait 0 (allowed), remaining 0, the reset (a window, in ticks), shift 0; then the server time.
+    expect(first.slice(0, 4)).toEqual([0, 0, 60_000 * 1024, 0]);
+    const again = (await lean(keys, (await serverUs()) - 1)) as unknown[];
+    expect(again.slice(0, 4)).toEqual(first.slice(0, 4));
+    expect(again).toHaveLength(first.length);
+    expect(await raw.zcard('lean-late:{u}:log')).toBe(1);
+  });
+
+  it('the lean script: stores no reply when the first run recorded nothing (a re-run decides afresh)', async () => {
+    const keys = ['lean-full:{u}:log', 'lean-full:{u}:log:call:a'];
+    await lean(['lean-full:{u}:log', 'lean-full:{u}:log:call:0'], (await serverUs()) + 1e6); // takes the one unit
+    const refused = (await lean(keys, (await serverUs()) + 1e6)) as unknown[];
+    expect(Number(refused[0])).toBeGreaterThan(0); // refused: a wait
+    expect(await raw.exists('lean-full:{u}:log:call:a')).toBe(0);
+    expect(await raw.exists('lean-full:{u}:log:call:0')).toBe(1);
+  });
+
+  it('the lean script: writes nothing when the first run never took effect and the deadline has passed', async () => {
+    const keys = ['lean-late2:{u}:log', 'lean-late2:{u}:log:call:a'];
+    const late = (await lean(keys, (await serverUs()) - 1)) as unknown[];
+    expect(late).toHaveLength(2);
+    expect(late[0]).toBe(-1);
+    expect(await raw.exists('lean-late2:{u}:log', 'lean-late2:{u}:log:call:a')).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitGroup, RateLimiter, type QuotaOptions } from '../../../src/index.js';
 import {
   RedisGCRA,
+  RateWardenRedisCommandError,
   RateWardenRedisReplyError,
   RedisSlidingWindowLog,
   toRedisAdapter,
@@ -441,24 +442,26 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   circular.push(circular);
 
   it.each([
-    // Per limit: allowed, remaining, wait (ticks of 2^-10 ms), resetAfter (ms), shift (ticks); then the server time.
-    ['remaining below 0', [1, -5, 0, 1000, 0, 0]],
-    ['remaining above the limit', [1, 11, 0, 1000, 0, 0]],
-    ['a wait while allowed', [1, 3, 5_120, 1000, 0, 0]],
-    ['no wait while rejected', [0, 0, 0, 1000, 0, 0]],
-    ['a negative wait', [0, 0, -5000, 1000, 0, 0]],
-    ['a fractional wait', [0, 0, 1.5, 1000, 0, 0]],
-    ['a wait beyond two windows', [0, 0, 2 * 1024 * 10_000 + 1, 1000, 0, 0]],
-    ['a negative reset', [1, 3, 0, -5000, 0, 0]],
-    ['a reset beyond the window', [1, 3, 0, 10_001, 0, 0]],
-    ['a negative shift', [0, 0, 1024, 1000, -1, 0]],
-    ['a fractional shift', [0, 0, 1024, 1000, 0.5, 0]],
-    ['never, while allowed', [1, 3, -1, 0, 0, 0]],
-    ['nulls', [null, null, null, null, null, 0]],
-    ['empty strings', ['', '', '', '', '', 0]],
-    ['nested arrays', [[1], [4], [0], [10000], [0], 0]],
-    ['booleans', [true, 3, 0, 0, 0, 0]],
-    ['too few elements', [1, 3, 0, 0, 0]],
+    // Per decision: wait (ticks of 2^-10 ms; 0 allowed, -1 never, -2 failed), remaining, the
+    // state (the log: reset in ticks; GCRA: debt in ticks × threshold), shift (ticks); then the
+    // server time. (Every case is wrong for both the log and GCRA, threshold 10 per 10 s.)
+    ['remaining below 0', [0, -5, 0, 0, 0]],
+    ['remaining above the limit', [0, 11, 0, 0, 0]],
+    ['a wait below -2', [-5000, 0, 0, 0, 0]],
+    ['a fractional wait', [1.5, 0, 0, 0, 0]],
+    ['a wait beyond two windows', [2 * 1024 * 10_000 + 1, 0, 0, 0, 0]],
+    ['a negative state', [0, 3, -5000, 0, 0]],
+    ['a state beyond the window', [0, 3, 10 * 1024 * 10_000 + 1, 0, 0]],
+    ['a fractional state', [0, 3, 0.5, 0, 0]],
+    ['a negative shift', [1024, 0, 0, -1, 0]],
+    ['a fractional shift', [1024, 0, 0, 0.5, 0]],
+    ['nulls', [null, null, null, null, 0]],
+    ['empty strings', ['', '', '', '', 0]],
+    ['nested arrays', [[0], [4], [0], [0], 0]],
+    ['booleans', [true, 3, 0, 0, 0]],
+    ['too few elements', [0, 3, 0, 0]],
+    ['too many elements', [0, 3, 0, 0, 0, 0]],
+    ['a server time that is not a number', [0, 3, 0, 0, 'soon']],
     ['a circular array', circular],
     ['not an array', 'OK'],
   ])('%s: a RateWardenRedisReplyError, through the failure policy', async (_label, reply) => {
@@ -502,11 +505,26 @@ describe('replies that are not what the script returns (a misbehaving adapter)',
   });
 
   it('accepts the replies the script does return, from either client shape', async () => {
-    // Waits in integer ticks, resets in doubles (strings from RESP2 clients).
-    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([0, 0, 2_560_000, 9_000, 0, 0]), prefix: 'p:' }) });
+    // Integers, as numbers (node-redis, ioredis) or decimal strings (a RESP2 adapter of one's own).
+    const log = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisSlidingWindowLog({ client: answering([2_560_000, 0, 9_216_000, 0, 0]), prefix: 'p:' }) });
     expect(await log.allowRequest('alice')).toEqual({ allowed: false, remaining: 0, retryAfter: 2.5, limit: 10, resetAfter: 9 });
-    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, '0', -1, '1500.5', '0', '0']), prefix: 'p:' }) });
+    const gcra = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering(['-1', '0', '15365120', '0', '0']), prefix: 'p:' }) });
     expect(await gcra.allowRequest('alice', { cost: 11 })).toEqual({ allowed: false, remaining: 0, retryAfter: Infinity, limit: 10, resetAfter: 1.5005 });
+    const allowed = new RateLimiter({ threshold: 10, windowSeconds: 10, strategy: new RedisGCRA({ client: answering([0, 9, 10_240_000, 0, 0]), prefix: 'p:' }) });
+    expect(await allowed.allowRequest('alice')).toEqual({ allowed: true, remaining: 9, retryAfter: 0, limit: 10, resetAfter: 1 });
+  });
+
+  it('fails one decision alone when Redis refused its command (-2, the message)', async () => {
+    const errors: unknown[] = [];
+    const limiter = new RateLimiter({
+      threshold: 10,
+      windowSeconds: 10,
+      strategy: new RedisGCRA({ client: answering([-2, 'WRONGTYPE Operation against a key holding the wrong kind of value', 0, 0, 0]), prefix: 'p:', onError: (e) => errors.push(e) }),
+    });
+    await expect(limiter.allowRequest('alice')).rejects.toThrow(/^WRONGTYPE/);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(RateWardenRedisCommandError);
+    expect((errors[0] as RateWardenRedisCommandError).code).toBe('ERR_RATEWARDEN_REDIS_COMMAND');
   });
 
   it('ignores an onError that rejects (no unhandled rejection)', async () => {

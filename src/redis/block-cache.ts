@@ -1,0 +1,146 @@
+/**
+ * The exact local block cache of a Redis strategy: after Redis refuses a key, this process
+ * refuses that key's next requests itself, with no round trip, for as long as the refusal
+ * certainly holds.
+ *
+ * Why it is exact: other processes sharing the key can only **add** load (record requests), never
+ * remove it, and the state of both algorithms only moves towards refusing when load is added. A
+ * request that Redis would refuse given only what this process knows is therefore refused by
+ * Redis too. What this process knows is the state the refusing reply described: for GCRA the
+ * whole state (its debt), so any request the debt refuses is answered here; for the
+ * sliding-window log only the count of live entries and the time the oldest one that matters
+ * expires, so only a request of the refused cost is answered here, and only when no entry
+ * expires before that time (the refused cost was one more than the remaining count: always the
+ * case for a request of cost 1).
+ *
+ * The answer's fields are the ones Redis would give if nothing else had been recorded for the
+ * key since (exactly, under `time: "limiter"`, as the in-memory strategies); with other processes
+ * recording meanwhile, Redis would report a longer `retryAfter` and `resetAfter`. The one way it
+ * can refuse what Redis would allow: the key was deleted or reset elsewhere (by another process's
+ * `RateLimiter`, or a `DEL`): this process then refuses it for at most the `retryAfter` of the
+ * refusal it cached. `RateLimiter.reset(user)` in this process drops the entry.
+ *
+ * @module
+ */
+import type { Quota } from '../quota.js';
+import { outcome, type RateLimitResult } from '../result.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../strategies/time.js';
+import type { ScriptKind } from './reply.js';
+
+/** One cached refusal. Times in the cache's clock, **milliseconds** (see {@link BlockCache}). */
+interface Block {
+  readonly threshold: number;
+  readonly windowMs: number;
+  /** The time the refusal was decided at (the earliest it can have been). */
+  readonly atMs: number;
+  /** Until when the block holds (exclusive): the refused request's wait ends then. */
+  readonly untilMs: number;
+  /** The refused cost (the log answers only this cost). */
+  readonly cost: number;
+  /** The log: remaining as refused. */
+  readonly remaining: number;
+  /** GCRA: the debt, in ticks × threshold; the log: the reset, in ticks. */
+  readonly state: number;
+}
+
+/**
+ * @internal The block cache of one Redis strategy: at most `capacity` keys, oldest inserted
+ * evicted first (no scans: every operation is O(1)); an entry expired when looked up is dropped.
+ *
+ * Its clock: under `time: "redis"` this process's `performance.now()` (a refusal is dated at the
+ * decision's submission, which is no later than the script ran on the server, so the block ends
+ * no later than Redis's); under `time: "limiter"` the limiter's reading on the grid, as the script
+ * decides.
+ */
+export class BlockCache {
+  readonly #kind: ScriptKind;
+  readonly #capacity: number;
+  readonly #limiterTime: boolean;
+  readonly #blocks = new Map<string, Block>();
+
+  /**
+   * @param kind - the algorithm (`g`: GCRA, `l`: the sliding-window log).
+   * @param capacity - the most keys held, a positive integer.
+   * @param limiterTime - whether decisions are timed by the limiter's clock (`time: "limiter"`).
+   */
+  constructor(kind: ScriptKind, capacity: number, limiterTime: boolean) {
+    this.#kind = kind;
+    this.#capacity = capacity;
+    this.#limiterTime = limiterTime;
+  }
+
+  /** Keys held now (including expired ones not yet looked up). */
+  get size(): number {
+    return this.#blocks.size;
+  }
+
+  /** Drops `key`'s entry (for `RateLimiter.reset`). */
+  forget(key: string): void {
+    this.#blocks.delete(key);
+  }
+
+  /**
+   * The cached refusal of a request of `cost` units on `key` under `quota` now, or `undefined`
+   * when the cache cannot tell (Redis must decide).
+   *
+   * @param nowMs - the limiter's reading, **milliseconds** (used under `time: "limiter"`).
+   * @param perfMs - `performance.now()`, **milliseconds** (used under `time: "redis"`).
+   */
+  answer(key: string, nowMs: number, perfMs: number, cost: number, quota: Quota): RateLimitResult | undefined {
+    const block = this.#blocks.get(key);
+    if (block === undefined) return undefined;
+    const reading = this.#limiterTime ? onGrid(nowMs) : perfMs;
+    if (reading >= block.untilMs) {
+      this.#blocks.delete(key);
+      return undefined;
+    }
+    const threshold = quota.threshold;
+    // A reading behind the refusal's time (a clock that stepped back, another limiter's clock):
+    // the state may be older than the refusal's time, so only Redis can tell.
+    if (block.threshold !== threshold || block.windowMs !== quota.windowMs || cost > threshold || reading < block.atMs) return undefined;
+    const now = reading;
+    let waitMs: number;
+    let remaining: number;
+    let resetMs: number;
+    if (this.#kind === 'l') {
+      if (cost !== block.cost) return undefined;
+      waitMs = block.untilMs - now;
+      remaining = block.remaining;
+      resetMs = (block.state - (now - block.atMs) * TICKS_PER_MS) / TICKS_PER_MS;
+    } else {
+      const window = quota.windowMs * TICKS_PER_MS;
+      const span = threshold * window;
+      const elapsed = (now - block.atMs) * TICKS_PER_MS;
+      const wait = ticksToRepay(block.state + cost * window - span, threshold) - elapsed;
+      if (!(wait > 0)) return undefined;
+      let debt = block.state - elapsed * threshold;
+      if (debt < 0) debt = 0;
+      waitMs = wait / TICKS_PER_MS;
+      remaining = Math.floor((span - debt) / window);
+      resetMs = debt / threshold / TICKS_PER_MS;
+    }
+    const retryAfter = this.#limiterTime
+      ? retryAfterSeconds(nowMs, now, waitMs, quota.windowSeconds)
+      : retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
+    return outcome(false, remaining, retryAfter, threshold, resetMs);
+  }
+
+  /**
+   * Caches a refusal Redis made: of `cost` units on `key` under `quota`, decided at `atMs` (the
+   * cache's clock, ms), waiting `waitTicks` (positive), with `remaining` and the reply's `state`
+   * (GCRA: the debt; the log: the reset in ticks). A refusal the cache could not answer exactly
+   * is not kept (the log's, when an entry expires before the wait ends).
+   */
+  remember(key: string, atMs: number, cost: number, quota: Quota, waitTicks: number, remaining: number, state: number): void {
+    if (this.#kind === 'l' && cost !== remaining + 1) return;
+    const blocks = this.#blocks;
+    if (blocks.has(key)) blocks.delete(key);
+    else if (blocks.size >= this.#capacity) {
+      // The oldest inserted: Map iterates in insertion order.
+      const oldest = blocks.keys().next();
+      if (oldest.done !== true) blocks.delete(oldest.value);
+    }
+    const untilMs = atMs + waitTicks / TICKS_PER_MS;
+    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, atMs, untilMs, cost, remaining, state });
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * What every script call on one client and time mode shares: the adapter, the server's clock
+ * (its offset to this process's, learnt from the server time each reply carries, or from a
+ * handshake before the first call), `EVALSHA` with its `NOSCRIPT` fallback, the call tokens of
+ * clients that re-send, and the single decisions' queues (`./decision-queue.ts`).
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { RateWardenRedisReplyError } from '../errors.js';
+import { isNoScript, type RedisAdapter } from './client.js';
+import { DecisionQueue } from './decision-queue.js';
+import { describeReply, toNumber } from './reply.js';
+import { LEAN_SCRIPT, LEAN_SHA } from './lean-script.js';
+
+/**
+ * This process's part of every call id (random), so that ids never collide across processes
+ * sharing a Redis; a counter makes the rest.
+ */
+const PROCESS_NONCE = randomBytes(9).toString('base64url');
+let calls = 0;
+
+/** Links, by adapter and time mode: strategies on one client share them. */
+const links = new WeakMap<RedisAdapter, { redis?: ServerLink; limiter?: ServerLink }>();
+
+/** @internal The link of the strategies on `adapter` with time mode `time`. */
+export function linkFor(adapter: RedisAdapter, time: 'redis' | 'limiter'): ServerLink {
+  let shared = links.get(adapter);
+  if (shared === undefined) {
+    shared = {};
+    links.set(adapter, shared);
+  }
+  return (shared[time] ??= new ServerLink(adapter, time));
+}
+
+/** @internal See the module description. */
+export class ServerLink {
+  readonly adapter: RedisAdapter;
+  readonly time: 'redis' | 'limiter';
+  /** Whether the client is a Redis Cluster client (scripts must keep to one hash slot). */
+  readonly cluster: boolean;
+  /** Whether the client may re-send a call after a reconnect: recording calls then carry a token. */
+  readonly resends: boolean;
+  /**
+   * The server's clock minus this process's (`performance.now()`), in microseconds, learnt from
+   * the server time every reply carries (the handshake's first); `undefined` until then. Always
+   * an underestimate, by the reply's time in transit, so deadlines derived from it fall early,
+   * never late.
+   */
+  offsetUs: number | undefined;
+  /** The handshake in flight, shared by the calls that need it; `undefined` when none is. */
+  #handshake: Promise<void> | undefined;
+  /** The single decisions' queues, by timeout and batch size. */
+  readonly #queues = new Map<string, DecisionQueue>();
+
+  constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
+    this.adapter = adapter;
+    this.time = time;
+    this.cluster = adapter.cluster === true;
+    this.resends = adapter.resends === true;
+  }
+
+  /** The queue of single decisions with this timeout (seconds) and batch size. */
+  queueFor(timeoutSeconds: number, batchSize: number): DecisionQueue {
+    const id = `${timeoutSeconds} ${batchSize}`;
+    let queue = this.#queues.get(id);
+    if (queue === undefined) {
+      queue = new DecisionQueue(this, timeoutSeconds, batchSize);
+      this.#queues.set(id, queue);
+    }
+    return queue;
+  }
+
+  /** A fresh call token key in `key`'s hash slot (its first `{…}` stays the hash tag). */
+  tokenFor(key: string): string {
+    return `${key}:call:${PROCESS_NONCE}${(calls++).toString(36)}`;
+  }
+
+  /**
+   * The handshake (shared while in flight): the lean script's `t` mode, which writes nothing, on
+   * `keys` so that it reaches their node; learns the offset, or rejects.
+   */
+  handshake(keys: readonly string[]): Promise<void> {
+    this.#handshake ??= this.run(LEAN_SHA, LEAN_SCRIPT, keys, ['t'], () => false)
+      .then((reply) => {
+        if (!Array.isArray(reply) || reply.length !== 1 || !this.learn(reply[0])) {
+          throw new RateWardenRedisReplyError(describeReply(reply));
+        }
+      })
+      .finally(() => {
+        this.#handshake = undefined;
+      });
+    return this.#handshake;
+  }
+
+  /** Learns the offset from a reply's server time (microseconds); whether it was a number. */
+  learn(serverTime: unknown): boolean {
+    const serverUs = toNumber(serverTime);
+    if (!Number.isFinite(serverUs)) return false;
+    this.offsetUs = serverUs - performance.now() * 1000;
+    return true;
+  }
+
+  /**
+   * `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart),
+   * unless the caller has given up by then (`gaveUp()`).
+   */
+  run(sha: string, script: string, keys: readonly string[], args: readonly string[], gaveUp: () => boolean): Promise<unknown> {
+    return this.adapter.evalSha(sha, keys, args).catch((error: unknown) => {
+      if (!isNoScript(error) || gaveUp()) throw error;
+      return this.adapter.eval(script, keys, args);
+    });
+  }
+}
