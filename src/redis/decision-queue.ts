@@ -37,6 +37,12 @@ import { notifyError, type RedisLimit } from './redis-limit.js';
 import { describeReply, toNumber } from './reply.js';
 import type { ServerLink } from './server-link.js';
 
+/**
+ * How many calls of one slot may be in flight before further decisions wait for one to return:
+ * two, so that Redis decides one batch while this process sends or settles the other.
+ */
+const MAX_IN_FLIGHT = 2;
+
 /** The most sliding-window-log units (sorted-set members written) one batch carries. */
 export const MAX_BATCH_UNITS = 1_000;
 
@@ -154,6 +160,17 @@ export class DecisionQueue {
       }
       slot.queue.push(pending);
       if (slot.queue.length >= this.#batchSize) this.#flush(slot);
+      else if (slot.inFlight < MAX_IN_FLIGHT) this.#schedule(slot);
+    });
+  }
+
+  /** Flushes `slot`'s queue once the current promise callbacks have run (once per tick). */
+  #schedule(slot: Slot): void {
+    if (slot.scheduled) return;
+    slot.scheduled = true;
+    process.nextTick(() => {
+      slot.scheduled = false;
+      if (slot.queue.length > 0) this.#flush(slot);
     });
   }
 
@@ -189,12 +206,7 @@ export class DecisionQueue {
   /** After a call of `slot` returned: the queue goes once the callbacks it settled have run. */
   #returned(slot: Slot): void {
     slot.inFlight--;
-    if (slot.queue.length === 0 || slot.scheduled) return;
-    slot.scheduled = true;
-    process.nextTick(() => {
-      slot.scheduled = false;
-      if (slot.queue.length > 0) this.#flush(slot);
-    });
+    if (slot.queue.length > 0) this.#schedule(slot);
   }
 
   /** One script call for `batch`: after the handshake when the server's clock is not known yet. */

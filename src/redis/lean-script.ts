@@ -71,7 +71,7 @@ local function repay(need, rate)
   return m
 end
 
-local function gcra(key, record, threshold, ts, window_ms, ws, cost, o)
+local function gcra(key, record, threshold, window_ms, cost, o)
   local window = window_ms * 1024
   local span = threshold * window
   local now = given
@@ -79,15 +79,12 @@ local function gcra(key, record, threshold, ts, window_ms, ws, cost, o)
   local changed = false
   local raw = redis.call('GET', key)
   if raw then
-    local at, d, ot, ow = string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$')
-    at = tonumber(at)
-    if at - now <= tonumber(ow) * 1024 then
+    local at, d, ot, ow = struct.unpack('<dddd', raw)
+    if at - now <= ow * 1024 then
       if now < at then now = at end
       local elapsed = now - at
-      ot = tonumber(ot)
-      ow = tonumber(ow)
       if elapsed < ow * 1024 then
-        debt = tonumber(d) - elapsed * ot
+        debt = d - elapsed * ot
         if debt < 0 then debt = 0 end
       end
       if ot ~= threshold or ow ~= window_ms then
@@ -104,7 +101,7 @@ local function gcra(key, record, threshold, ts, window_ms, ws, cost, o)
     if record then
       local px = math.ceil((needed / threshold - (given - now)) / 1024)
       if px < min_px then px = min_px end
-      redis.call('SET', key, string.format('%.17g %.17g ', now, needed) .. ts .. ' ' .. ws, 'PX', px)
+      redis.call('SET', key, struct.pack('<dddd', now, needed, threshold, window_ms), 'PX', px)
       recorded = true
       debt = needed
     end
@@ -113,7 +110,7 @@ local function gcra(key, record, threshold, ts, window_ms, ws, cost, o)
     if changed and record then
       local px = math.ceil((debt / threshold - (given - now)) / 1024)
       if px < min_px then px = min_px end
-      redis.call('SET', key, string.format('%.17g %.17g ', now, debt) .. ts .. ' ' .. ws, 'PX', px)
+      redis.call('SET', key, struct.pack('<dddd', now, debt, threshold, window_ms), 'PX', px)
     end
   end
   out[o + 2] = math.floor((span - debt) / window)
@@ -198,7 +195,7 @@ for i = 1, n do
   local o = (i - 1) * 4
   local ok, err
   if kind == 'g' or kind == 'G' then
-    ok, err = pcall(gcra, KEYS[i], kind == 'g', tonumber(ARGV[a + 1]), ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 2], tonumber(ARGV[a + 3]), o)
+    ok, err = pcall(gcra, KEYS[i], kind == 'g', tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), o)
   else
     ok, err = pcall(log, KEYS[i], kind == 'l', tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), o)
   end

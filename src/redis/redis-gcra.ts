@@ -8,8 +8,8 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
  * decisions as the in-memory {@link GCRA}: `threshold` at once after idling, then one per
  * `window / threshold`; rejected requests wait exactly until they fit.
  *
- * **Layout:** one string per user, `<prefix>{<user id>}:gcra`, holding
- * `"<at> <debt> <threshold> <window ms>"`: the time of the user's last recorded decision in
+ * **Layout:** one string per user, `<prefix>{<user id>}:gcra`, holding four little-endian
+ * doubles (32 bytes, each an integer), `<at> <debt> <threshold> <window ms>`: the time of the user's last recorded decision in
  * ticks of 2^-10 ms, the theoretical arrival time's lead over it in units of `1 / threshold`
  * tick (so each step is integer arithmetic), and the limit it was computed under (so that a tier
  * change converts it as the in-memory GCRA does). Each write sets the key to expire when its

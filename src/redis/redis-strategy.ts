@@ -295,8 +295,8 @@ const MAX_BLOCK_CACHE_SIZE = 10_000_000;
 /** An integer option from `min` to `max`, `fallback` when absent. */
 function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
   const expected = `an integer from ${min} to ${max.toLocaleString('en-US')}`;
   if (typeof value !== 'number') throw typeError(name, expected, value);
-  if (!Number.isInteger(value) || value < min || value > max) throw rangeError(name, expected, value);
-  return value;
+  throw rangeError(name, expected, value);
 }

@@ -66,8 +66,9 @@ function decider(path: Path, client: object, time: 'redis' | 'limiter', prefix: 
     const counts: number[] = [];
     if (path !== 'RedisGCRA') counts.push(await raw.zcard(logKey));
     if (path !== 'RedisSlidingWindowLog') {
-      const state = await raw.get(gcraKey);
-      counts.push(state === null ? 0 : Math.ceil(Number(state.split(' ')[1]) / GCRA_UNIT));
+      // Four little-endian doubles: at, debt, threshold, window.
+      const state = await raw.getBuffer(gcraKey);
+      counts.push(state === null ? 0 : Math.ceil(state.readDoubleLE(8) / GCRA_UNIT));
     }
     return counts;
   };

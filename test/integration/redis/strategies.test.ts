@@ -162,7 +162,9 @@ describe.each(CLIENTS)('with %s', (_name, connect) => {
       now += 1;
       expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 0 });
       expect(await limiter.allowRequest('alice', { cost: 5 })).toMatchObject({ allowed: false, retryAfter: Infinity });
-      expect(String(await c.command('GET', 't:{alice}:gcra'))).toMatch(/^\S+ \S+ 4 8000$/);
+      // The state: four little-endian doubles (at, debt, threshold, window ms), read by Lua.
+      const state = await c.command('EVAL', "local a, d, t, w = struct.unpack('<dddd', redis.call('GET', KEYS[1])) return { a, d, t, w }", '1', 't:{alice}:gcra');
+      expect((state as unknown[]).slice(2).map(Number)).toEqual([4, 8000]);
     });
   });
 
