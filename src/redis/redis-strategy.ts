@@ -116,8 +116,11 @@ export interface RedisStrategyOptions {
    * when no entry expires before the refused wait ends, as for every refusal of cost 1). The
    * cached answer is the one Redis would give if nothing else had been recorded for the key
    * since: under `time: "limiter"` exactly the in-memory strategy's; under `time: "redis"` its
-   * wait counts from when the refused decision was issued (no later than Redis decided it). With
-   * other processes recording meanwhile, Redis would report a longer `retryAfter`.
+   * wait counts from when the refused decision was issued (no later than Redis decided it),
+   * timed by `performance.now()` (fake timers that fake `performance` time it too: a test that
+   * lets real time pass for Redis without advancing them sees the block last longer; turn the
+   * cache off there). With other processes recording meanwhile, Redis would report a longer
+   * `retryAfter`.
    *
    * **What changes:** a key deleted or reset elsewhere (another process's reset, a `DEL`) stays
    * refused here for at most the `retryAfter` of the refusal this process cached.
