@@ -57,6 +57,12 @@ export class BlockCache {
   readonly #capacity: number;
   readonly #limiterTime: boolean;
   readonly #blocks = new Map<string, Block>();
+  /**
+   * Decisions (that record) of this process in flight, by key: while one is, the key's state in
+   * Redis may be about to change by this process's own hand, so the cache neither answers for
+   * the key nor keeps a refusal that a decision still in flight may make stale.
+   */
+  readonly #inFlight = new Map<string, number>();
 
   /**
    * @param kind - the algorithm (`g`: GCRA, `l`: the sliding-window log).
@@ -74,6 +80,20 @@ export class BlockCache {
     return this.#blocks.size;
   }
 
+  /** A decision that records on `key` was sent: drops its entry (it will be stale), counts it in flight. */
+  begin(key: string): void {
+    this.#blocks.delete(key);
+    this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
+  }
+
+  /** That decision settled (answered, failed or timed out). */
+  end(key: string): void {
+    const n = this.#inFlight.get(key);
+    if (n === undefined) return;
+    if (n <= 1) this.#inFlight.delete(key);
+    else this.#inFlight.set(key, n - 1);
+  }
+
   /** Drops `key`'s entry (for `RateLimiter.reset`). */
   forget(key: string): void {
     this.#blocks.delete(key);
@@ -88,7 +108,7 @@ export class BlockCache {
    */
   answer(key: string, nowMs: number, perfMs: number, cost: number, quota: Quota): RateLimitResult | undefined {
     const block = this.#blocks.get(key);
-    if (block === undefined) return undefined;
+    if (block === undefined || this.#inFlight.has(key)) return undefined;
     const reading = this.#limiterTime ? onGrid(nowMs) : perfMs;
     if (reading >= block.untilMs) {
       this.#blocks.delete(key);
@@ -133,6 +153,9 @@ export class BlockCache {
    */
   remember(key: string, atMs: number, cost: number, quota: Quota, waitTicks: number, remaining: number, state: number): void {
     if (this.#kind === 'l' && cost !== remaining + 1) return;
+    // Another decision of this process on the key is still in flight (the refusal's own is
+    // counted until it settles): what it records would make this refusal stale.
+    if ((this.#inFlight.get(key) ?? 0) > 1) return;
     const blocks = this.#blocks;
     if (blocks.has(key)) blocks.delete(key);
     else if (blocks.size >= this.#capacity) {

@@ -4,9 +4,10 @@
  * feed. A `RateLimitGroup`'s decisions take the group script instead (`./redis-batch.ts`).
  *
  * **Micro-batching.** A decision is sent at once when nothing of its slot is in flight (a lone
- * caller waits for nothing). Otherwise it queues; the queue is sent as one `EVALSHA` when a call
- * of the slot returns (after the promise callbacks that the reply settled, so that callers
- * issuing their next decision join it) or as soon as it holds `batchSize` decisions. Each
+ * caller waits for nothing). Otherwise it queues; the queue is sent as one `EVALSHA` at the end
+ * of the tick if fewer than {@link MAX_IN_FLIGHT} calls of the slot are in flight, else when one
+ * returns (after the promise callbacks that the reply settled, so that callers issuing their
+ * next decision join it), and at once when it holds `batchSize` decisions. Each
  * decision in a batch is decided alone, in arrival order (a key's decisions keep their order);
  * one that fails in Redis (a key of the wrong type) fails alone. A batch holds at most
  * `batchSize` decisions and at most {@link MAX_BATCH_UNITS} sliding-window-log units (one sorted-set
@@ -136,6 +137,8 @@ export class DecisionQueue {
     quota: Quota,
     record: boolean,
   ): Promise<RateLimitResult> {
+    // Until it settles, the cache neither answers for the key nor keeps an older refusal of it.
+    if (record && cache !== undefined) cache.begin(key);
     return new Promise<RateLimitResult>((resolve, reject) => {
       const pending: Pending = {
         limit,
@@ -170,7 +173,9 @@ export class DecisionQueue {
     slot.scheduled = true;
     process.nextTick(() => {
       slot.scheduled = false;
-      if (slot.queue.length > 0) this.#flush(slot);
+      // Still room in flight (a full queue is sent at once, in flight or not); else the next
+      // call of the slot to return sends it.
+      if (slot.queue.length > 0 && slot.inFlight < MAX_IN_FLIGHT) this.#flush(slot);
     });
   }
 
@@ -245,10 +250,12 @@ export class DecisionQueue {
     }
     const link = this.#link;
     const keys: string[] = new Array<string>(n);
-    const args: string[] = new Array<string>(4 + 4 * n);
+    const redisTime = this.#redisTime;
+    const stride = redisTime ? 4 : 5;
+    const args: string[] = new Array<string>(4 + stride * n);
     const first = batch[0] as Pending;
     args[0] = '1';
-    args[1] = this.#redisTime ? '' : String(Math.round(first.nowMs * TICKS_PER_MS));
+    args[1] = redisTime ? '' : 'm';
     args[2] = this.#redisTime ? '1' : MIN_EXPIRY_LIMITER_TIME;
     args[3] =
       this.#timeoutSeconds === Infinity
@@ -257,12 +264,14 @@ export class DecisionQueue {
     for (let i = 0; i < n; i++) {
       const p = batch[i] as Pending;
       keys[i] = p.redisKey;
-      const a = 4 + 4 * i;
+      const a = 4 + stride * i;
       const kind = p.limit.kind;
       args[a] = p.record ? kind : kind === 'g' ? 'G' : 'L';
       args[a + 1] = String(p.quota.threshold);
       args[a + 2] = String(p.quota.windowMs);
       args[a + 3] = String(p.cost);
+      // Each decision at its own reading, on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
+      if (!redisTime) args[a + 4] = String(Math.round(p.nowMs * TICKS_PER_MS));
     }
     let scriptKeys = keys;
     if (link.resends && batch.some((p) => p.record)) {
@@ -381,6 +390,7 @@ export class DecisionQueue {
   /** Marks `p` settled; clears its deadline group's timer once the group's last one is. */
   #settled(p: Pending): void {
     p.done = true;
+    if (p.record && p.cache !== undefined) p.cache.end(p.key);
     const bucket = p.bucket;
     if (bucket !== undefined && --bucket.left === 0 && bucket.timer !== undefined) {
       clearTimeout(bucket.timer);

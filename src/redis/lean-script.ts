@@ -18,14 +18,17 @@ import { createHash } from 'node:crypto';
  *   with the server's time now; else the decisions run, and when any recorded, the reply is
  *   stored there with an expiry of the time left to the deadline plus 1 s, or 60 s without a
  *   deadline), or `t` for the handshake: return `{ server time }` alone, touching no key.
- * ARGV[2]: the time in **ticks** of 2^-10 ms (an integer: the limiter's reading on the grid of
- *   `strategies/time.ts`), or an empty string to read the server's clock (`TIME`, counted from
- *   2027-01-15T08:00:00Z, converted to ticks).
+ * ARGV[2]: an empty string to time every decision by the server's clock (`TIME`, counted from
+ *   2027-01-15T08:00:00Z, converted to ticks of 2^-10 ms), or `m` when each decision carries its
+ *   own time (a fifth argument, below).
  * ARGV[3]: the shortest expiry to set, in milliseconds (at least 1).
  * ARGV[4]: the deadline in the server's microseconds, or empty for none: a script that starts
  *   later writes nothing and returns `{ -1, server time }`.
- * ARGV[5 + 4i ..]: per decision i: the kind (`g`: GCRA, `l`: sliding-window log; upper case
- *   `G` / `L` to only check, as `peek`), threshold, window in whole milliseconds, cost.
+ * ARGV[5 ..]: per decision: the kind (`g`: GCRA, `l`: sliding-window log; upper case `G` / `L`
+ *   to only check, as `peek`), threshold, window in whole milliseconds, cost; and with `m`, the
+ *   decision's time in **ticks** (an integer: the limiter's reading on the grid of
+ *   `strategies/time.ts`), so that decisions batched from different readings are each decided at
+ *   their own.
  *
  * Returns a flat array of integers, four per decision, then the server's time in microseconds:
  * - the wait in ticks: `0` when allowed, a positive integer when rejected, `-1` for never (cost
@@ -59,8 +62,10 @@ if mode == 'r' then
   end
 end
 if ARGV[4] ~= '' and server_us > tonumber(ARGV[4]) then return { -1, server_us } end
-local given
-if ARGV[2] == '' then given = math.floor(server_us * 1024 / 1000) else given = tonumber(ARGV[2]) end
+-- The time in ticks: the server's for every decision, or each decision's own (a 5th argument).
+local given = 0
+local stride = 4
+if ARGV[2] == '' then given = math.floor(server_us * 1024 / 1000) else stride = 5 end
 local min_px = tonumber(ARGV[3])
 local out = {}
 local recorded = false
@@ -190,7 +195,8 @@ local function log(key, record, threshold, window_ms, cost, o)
 end
 
 for i = 1, n do
-  local a = 1 + 4 * i
+  local a = 5 + stride * (i - 1)
+  if stride == 5 then given = tonumber(ARGV[a + 4]) end
   local kind = ARGV[a]
   local o = (i - 1) * 4
   local ok, err

@@ -14,7 +14,10 @@ export interface ScriptCall {
   readonly command: 'evalSha' | 'eval';
   readonly keys: readonly string[];
   readonly args: readonly string[];
-  /** Decisions carried: `(args − 4) / 4` for a deciding call, 0 for the handshake (`t`). */
+  /**
+   * Decisions carried: `(args − 4) / stride` for a deciding call (stride 4 on the server's clock,
+   * 5 when each decision carries its own time, ARGV[2] `m`), 0 for the handshake (`t`).
+   */
   readonly decisions: number;
   /** Sliding-window-log units it may record: the costs of its `l` decisions. */
   readonly logUnits: number;
@@ -33,9 +36,11 @@ export interface RecordingAdapter extends RedisAdapter {
 
 function describeCall(command: 'evalSha' | 'eval', keys: readonly string[], args: readonly string[]): ScriptCall {
   const deciding = args[0] === '1' || args[0] === 'r';
-  const decisions = deciding ? (args.length - 4) / 4 : 0;
+  const stride = args[1] === 'm' ? 5 : 4;
+  const decisions = deciding ? (args.length - 4) / stride : 0;
+  if (!Number.isInteger(decisions)) throw new Error(`a script call with ${args.length} arguments: not whole decisions of ${stride}`);
   let logUnits = 0;
-  for (let i = 0; i < decisions; i++) if (args[4 + 4 * i] === 'l') logUnits += Number(args[7 + 4 * i]);
+  for (let i = 0; i < decisions; i++) if (args[4 + stride * i] === 'l') logUnits += Number(args[7 + stride * i]);
   return { command, keys: [...keys], args: [...args], decisions, logUnits, slots: new Set(keys.map((k) => keySlot(k))) };
 }
 
