@@ -95,12 +95,14 @@ export class KeyedMutex {
 
   /**
    * Whether a callback for `key` is running or waiting (exclusive or shared): a caller that
-   * decides without the mutex can then wait its turn instead.
+   * decides without the mutex can then wait its turn instead. Costs no lookup while no key is
+   * held (the common case of an in-memory limiter, asked at every `allowRequest`).
    *
    * @param key - the key.
    */
   isHeld(key: string): boolean {
-    return this.#entries.has(key);
+    const entries = this.#entries;
+    return entries.size !== 0 && entries.has(key);
   }
 
   /**

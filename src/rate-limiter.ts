@@ -158,17 +158,25 @@ export class RateLimiter<State = unknown> {
    */
   allowRequest(user: User | string, options?: RequestOptions): Promise<RateLimitResult> {
     try {
-      const key = keyOf(user);
-      const cost = costOf(options);
-      const decider = this.#decider;
-      // In memory: decided now, unless a group holds the key between its check and its record
-      // (a group with a store): then once the group is done.
-      if (decider.table !== undefined && !decider.mutex.isHeld(key)) return Promise.resolve(decider.decideSync(user, key, cost));
-      return decider.decideAsync(user, key, cost, true);
+      // The common case, a string key and no options, skips the parsing (as allowRequestSync
+      // does); everything else is checked by `keyOf` and `costOf`.
+      if (typeof user === 'string' && options === undefined && user !== '') return this.#allow(user, user, 1);
+      return this.#allow(user, keyOf(user), costOf(options));
     } catch (error) {
       // Bad input, a failing clock or strategy, or `this` not a RateLimiter.
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * {@link allowRequest} on a checked key and cost. In memory: decided now, unless a group holds
+   * the key between its check and its record (a group with a store): then once the group is
+   * done. May throw (its caller turns that into a rejection).
+   */
+  #allow(user: User | string, key: string, cost: number): Promise<RateLimitResult> {
+    const decider = this.#decider;
+    if (decider.table !== undefined && !decider.mutex.isHeld(key)) return Promise.resolve(decider.decideSync(user, key, cost));
+    return decider.decideAsync(user, key, cost, true);
   }
 
   /**
