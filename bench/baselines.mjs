@@ -41,6 +41,30 @@ export function makeFloor(threshold, clock) {
   return decide;
 }
 
+/**
+ * The floor reading the clock as ratewarden's default clock must: `globalThis.performance.now()`,
+ * looked up on the global object at every decision (never captured), so that fake timers
+ * installed later take effect. The targets of `allowRequestSync` are taken against this one; the
+ * floor above writes the same read as a bare `performance.now()` (on Node 20 both go through the
+ * global object's `performance` getter).
+ *
+ * @param {number} threshold
+ */
+export function makeGlobalFloor(threshold) {
+  const counts = new Map();
+  const decide = function floorGlobal(key) {
+    const now = globalThis.performance.now();
+    const n = counts.get(key);
+    const count = n === undefined ? 0 : n;
+    counts.set(key, count + 1);
+    floorSink = now;
+    return count < threshold;
+  };
+  /** Forgets every key. */
+  decide.reset = () => counts.clear();
+  return decide;
+}
+
 /** Keeps the clock readings of the floors observable, so that no engine can drop them. */
 export let floorSink = 0;
 
@@ -53,6 +77,22 @@ export let floorSink = 0;
 export function makeAsyncFloor(threshold) {
   const floor = makeFloor(threshold);
   const asyncFloor = function asyncFloor(key) {
+    return Promise.resolve(floor(key));
+  };
+  asyncFloor.reset = floor.reset;
+  return asyncFloor;
+}
+
+/**
+ * The async floor over {@link makeGlobalFloor} (`globalThis.performance.now()`): the reference of
+ * the `allowRequest` targets. A function of its own, so that its call site's type feedback is not
+ * shared with the other async floor's.
+ *
+ * @param {number} threshold
+ */
+export function makeAsyncGlobalFloor(threshold) {
+  const floor = makeGlobalFloor(threshold);
+  const asyncFloor = function asyncFloorGlobal(key) {
     return Promise.resolve(floor(key));
   };
   asyncFloor.reset = floor.reset;
