@@ -15,7 +15,7 @@ export { RateLimitGroup } from './rate-limit-group.js';
 export type { GroupMember, GroupResult } from './rate-limit-group.js';
 export type { RateLimitResult } from './result.js';
 export type { RateLimitStrategy } from './strategy.js';
-export type { BatchRequest, BatchingStore, RateLimitStore, StoreBatch } from './store.js';
+export type { BatchRequest, BatchingStore, CachingStore, RateLimitStore, StoreBatch } from './store.js';
 export { SlidingWindowLog, SlidingWindowLogState } from './strategies/sliding-window-log.js';
 export { SlidingWindowCounter, SlidingWindowCounterState } from './strategies/sliding-window-counter.js';
 export { FixedWindow, FixedWindowState } from './strategies/fixed-window.js';

@@ -22,7 +22,7 @@ import { buildQuota, checkSeconds } from './quota.js';
 import { RATE_LIMITER_OPTIONS, type RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
-import type { RateLimitStore } from './store.js';
+import type { CachingStore, RateLimitStore } from './store.js';
 import { SlidingWindowLog } from './strategies/sliding-window-log.js';
 import type { RateLimitStrategy } from './strategy.js';
 import { Tiers } from './tiers.js';
@@ -290,8 +290,8 @@ export class RateLimiter<State = unknown> {
   /**
    * Forgets `user`'s state now: its next request is decided as a first request. A
    * {@link waitForSlot} caller waiting for the key's next slot tries again at once. With a store,
-   * only what the store keeps in this process is dropped (its `forget(key)`: the Redis
-   * strategies' block cache entry); to forget the shared state, delete the key in the store (for
+   * only what the store keeps in this process is dropped (a {@link CachingStore}'s
+   * `forget(key)`: the Redis strategies' block cache entry); to forget the shared state, delete the key in the store (for
    * Redis, its `redisKey(id)`).
    *
    * @returns whether the key was tracked.
@@ -301,7 +301,8 @@ export class RateLimiter<State = unknown> {
     const key = keyOf(user);
     const decider = this.#decider;
     const tracked = decider.table?.forget(key) ?? false;
-    decider.store?.forget?.(key);
+    const store = decider.store as Partial<CachingStore> | undefined;
+    if (typeof store?.forget === 'function') store.forget(key);
     this.#waits.retryNow(key);
     return tracked;
   }

@@ -80,13 +80,20 @@ export interface RateLimitStore {
    * @param quota - the quota to check against.
    */
   peek(key: string, nowMs: number, cost: number, quota: Quota): PromiseLike<RateLimitResult>;
+}
+
+/**
+ * The capability of a store that keeps something per key **in this process** (a local cache,
+ * such as the Redis strategies' block cache) to forget it: `RateLimiter.reset(user)` calls
+ * {@link forget} on a store that has it (recognised by the method).
+ */
+export interface CachingStore extends RateLimitStore {
   /**
-   * Drops whatever the store keeps **in this process** for `key` (a local cache, such as the
-   * Redis strategies' block cache), so that `key`'s next decision asks the store. Called by
-   * `RateLimiter.reset(user)`; must not throw. The shared state is not touched.
+   * Drops what the store keeps in this process for `key`, so that `key`'s next decision asks the
+   * store itself. Must not throw. The shared state is not touched.
    * @param key - the key (user id).
    */
-  forget?(key: string): void;
+  forget(key: string): void;
 }
 
 /**

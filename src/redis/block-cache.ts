@@ -3,8 +3,9 @@
  * refuses that key's next requests itself, with no round trip, for as long as the refusal
  * certainly holds.
  *
- * Why it is exact: other processes sharing the key can only **add** load (record requests), never
- * remove it, and the state of both algorithms only moves towards refusing when load is added. A
+ * Why it is exact: other processes sharing the key under the same limit can only **add** load
+ * (record requests), never remove it, and the state of both algorithms only moves towards
+ * refusing when load is added. A
  * request that Redis would refuse given only what this process knows is therefore refused by
  * Redis too. What this process knows is the state the refusing reply described: for GCRA the
  * whole state (its debt), so any request the debt refuses is answered here; for the
@@ -15,10 +16,12 @@
  *
  * The answer's fields are the ones Redis would give if nothing else had been recorded for the
  * key since (exactly, under `time: "limiter"`, as the in-memory strategies); with other processes
- * recording meanwhile, Redis would report a longer `retryAfter` and `resetAfter`. The one way it
- * can refuse what Redis would allow: the key was deleted or reset elsewhere (by another process's
- * `RateLimiter`, or a `DEL`): this process then refuses it for at most the `retryAfter` of the
- * refusal it cached. `RateLimiter.reset(user)` in this process drops the entry.
+ * recording meanwhile, Redis would report a longer `retryAfter` and `resetAfter`. When load is
+ * removed another way, it can refuse what Redis would allow, for at most the `retryAfter` of the
+ * refusal it cached: the key deleted or reset elsewhere (another process's `RateLimiter`, a
+ * `DEL`), evicted by Redis, or decided by another process under a different limit (a shorter
+ * window frees load sooner: GCRA converts the debt, the log drops older entries). It never admits
+ * what Redis would refuse. `RateLimiter.reset(user)` in this process drops the entry.
  *
  * @module
  */

@@ -89,6 +89,11 @@ interface Bucket {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** Whether `p` is still pending (not settled). */
+function isPending(p: Pending): boolean {
+  return !p.done;
+}
+
 /** The decisions of one hash slot: queued, and how many calls are in flight. */
 interface Slot {
   queue: Pending[];
@@ -233,34 +238,30 @@ export class DecisionQueue {
     this.#call(slot, batch);
   }
 
-  #call(slot: Slot, batch: Pending[]): void {
+  #call(slot: Slot, sent: Pending[]): void {
+    // Only the decisions still pending: one whose time is up (while the handshake was late) has
+    // been reported failed, and must not be sent.
+    const batch = sent.filter(isPending);
     const n = batch.length;
-    let live = 0;
-    let firstStart = Infinity;
-    for (let i = 0; i < n; i++) {
-      const p = batch[i] as Pending;
-      if (p.done) continue;
-      live++;
-      if (p.startMs < firstStart) firstStart = p.startMs;
-    }
-    if (live === 0) {
-      // Every decision's time is up (the handshake was late): nothing may be sent that could write.
+    if (n === 0) {
       this.#returned(slot);
       return;
     }
     const link = this.#link;
     const keys: string[] = new Array<string>(n);
     const redisTime = this.#redisTime;
-    const stride = redisTime ? 4 : 5;
+    const stride = redisTime ? 5 : 6;
     const args: string[] = new Array<string>(4 + stride * n);
     const first = batch[0] as Pending;
+    const timed = this.#timeoutSeconds !== Infinity;
+    // Each decision's deadline in the server's microseconds: its own start plus the timeout,
+    // less the margin (a script starting later writes nothing for it).
+    const offsetUs = timed ? (link.offsetUs as number) - DEADLINE_MARGIN_US + this.#timeoutMs * 1000 : 0;
     args[0] = '1';
     args[1] = redisTime ? '' : 'm';
-    args[2] = this.#redisTime ? '1' : MIN_EXPIRY_LIMITER_TIME;
-    args[3] =
-      this.#timeoutSeconds === Infinity
-        ? ''
-        : String(Math.floor((firstStart + this.#timeoutMs) * 1000 - DEADLINE_MARGIN_US + (link.offsetUs as number)));
+    args[2] = redisTime ? '1' : MIN_EXPIRY_LIMITER_TIME;
+    // The latest deadline: a script starting after it has nothing to decide.
+    args[3] = timed ? String(Math.floor((batch[n - 1] as Pending).startMs * 1000 + offsetUs)) : '';
     for (let i = 0; i < n; i++) {
       const p = batch[i] as Pending;
       keys[i] = p.redisKey;
@@ -270,8 +271,9 @@ export class DecisionQueue {
       args[a + 1] = String(p.quota.threshold);
       args[a + 2] = String(p.quota.windowMs);
       args[a + 3] = String(p.cost);
+      args[a + 4] = timed ? String(Math.floor(p.startMs * 1000 + offsetUs)) : '';
       // Each decision at its own reading, on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
-      if (!redisTime) args[a + 4] = String(Math.round(p.nowMs * TICKS_PER_MS));
+      if (!redisTime) args[a + 5] = String(Math.round(p.nowMs * TICKS_PER_MS));
     }
     let scriptKeys = keys;
     if (link.resends && batch.some((p) => p.record)) {
@@ -317,6 +319,11 @@ export class DecisionQueue {
       const wait = toNumber(reply[o]);
       if (wait === -2) {
         this.#fail(p, new RateWardenRedisCommandError(String(reply[o + 1])));
+        continue;
+      }
+      if (wait === -3) {
+        // Its deadline had passed when the script reached it: nothing was written for it.
+        this.#fail(p, new RateWardenRedisTimeoutError(this.#timeoutSeconds));
         continue;
       }
       const result = this.#result(p, wait, toNumber(reply[o + 1]), toNumber(reply[o + 2]), toNumber(reply[o + 3]));

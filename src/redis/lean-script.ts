@@ -22,18 +22,23 @@ import { createHash } from 'node:crypto';
  *   2027-01-15T08:00:00Z, converted to ticks of 2^-10 ms), or `m` when each decision carries its
  *   own time (a fifth argument, below).
  * ARGV[3]: the shortest expiry to set, in milliseconds (at least 1).
- * ARGV[4]: the deadline in the server's microseconds, or empty for none: a script that starts
- *   later writes nothing and returns `{ -1, server time }`.
+ * ARGV[4]: the latest of the decisions' deadlines, in the server's microseconds, or empty for
+ *   none: a script that starts later writes nothing and returns `{ -1, server time }`.
  * ARGV[5 ..]: per decision: the kind (`g`: GCRA, `l`: sliding-window log; upper case `G` / `L`
- *   to only check, as `peek`), threshold, window in whole milliseconds, cost; and with `m`, the
+ *   to only check, as `peek`), threshold, window in whole milliseconds, cost, its deadline in the
+ *   server's microseconds (or empty for none: past it, the decision writes nothing and its wait
+ *   is `-3`); and with `m`, the
  *   decision's time in **ticks** (an integer: the limiter's reading on the grid of
  *   `strategies/time.ts`), so that decisions batched from different readings are each decided at
  *   their own.
  *
- * Returns a flat array of integers, four per decision, then the server's time in microseconds:
+ * Returns a flat array, four values per decision, then the server's time in microseconds:
  * - the wait in ticks: `0` when allowed, a positive integer when rejected, `-1` for never (cost
- *   above the threshold), or `-2` when the decision failed (then the second value is Redis's
- *   error message and nothing of that decision was written; the other decisions are unaffected);
+ *   above the threshold), `-3` when the decision's deadline had passed (nothing written), or `-2`
+ *   when Redis refused one of its commands (then the second value is Redis's error message, a
+ *   string; every command that fails here — `WRONGTYPE` on a key of another type — is the
+ *   decision's first on its key, so nothing of it was written; the other decisions go on, as
+ *   the script catches the error with Lua's `pcall`);
  * - remaining, after recording when allowed and recording, else before the request;
  * - the reset: for the log, ticks until the window is clear; for GCRA, the debt (ticks × threshold),
  *   so that `resetAfter` in milliseconds is `debt / threshold / 1024`, computed by the caller as
@@ -64,8 +69,8 @@ end
 if ARGV[4] ~= '' and server_us > tonumber(ARGV[4]) then return { -1, server_us } end
 -- The time in ticks: the server's for every decision, or each decision's own (a 5th argument).
 local given = 0
-local stride = 4
-if ARGV[2] == '' then given = math.floor(server_us * 1024 / 1000) else stride = 5 end
+local stride = 5
+if ARGV[2] == '' then given = math.floor(server_us * 1024 / 1000) else stride = 6 end
 local min_px = tonumber(ARGV[3])
 local out = {}
 local recorded = false
@@ -196,11 +201,19 @@ end
 
 for i = 1, n do
   local a = 5 + stride * (i - 1)
-  if stride == 5 then given = tonumber(ARGV[a + 4]) end
+  if stride == 6 then given = tonumber(ARGV[a + 5]) end
   local kind = ARGV[a]
   local o = (i - 1) * 4
   local ok, err
-  if kind == 'g' or kind == 'G' then
+  local deadline = ARGV[a + 4]
+  if deadline ~= '' and server_us > tonumber(deadline) then
+    -- Past this decision's deadline: its caller has given up on it (timed out). Write nothing.
+    ok = true
+    out[o + 1] = -3
+    out[o + 2] = 0
+    out[o + 3] = 0
+    out[o + 4] = 0
+  elseif kind == 'g' or kind == 'G' then
     ok, err = pcall(gcra, KEYS[i], kind == 'g', tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), o)
   else
     ok, err = pcall(log, KEYS[i], kind == 'l', tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), o)

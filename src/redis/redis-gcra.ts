@@ -52,7 +52,9 @@ export class RedisGCRA extends RedisStrategy {
    *   close, the option meant), `client` is not a node-redis or ioredis client or a
    *   {@link RedisAdapter}, or an option has the wrong type.
    * @throws {RateWardenRangeError} when `prefix` contains `{` or `}`, `timeoutSeconds` is outside
-   *   `[0.001, 2147483]` and not `Infinity`, or `onFailure` / `time` is not one of its values.
+   *   `[0.001, 2147483]` and not `Infinity`, `onFailure` / `time` is not one of its values,
+   *   `batchSize` is not an integer from 1 to 1,000 or `blockCacheSize` not one from 0 to
+   *   10,000,000 (a `RateWardenTypeError` when either is not a number).
    */
   constructor(options: RedisStrategyOptions) {
     super(options, 'g', ':gcra', new GCRA());

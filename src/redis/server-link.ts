@@ -106,7 +106,14 @@ export class ServerLink {
    * unless the caller has given up by then (`gaveUp()`).
    */
   run(sha: string, script: string, keys: readonly string[], args: readonly string[], gaveUp: () => boolean): Promise<unknown> {
-    return this.adapter.evalSha(sha, keys, args).catch((error: unknown) => {
+    let sent: Promise<unknown>;
+    try {
+      sent = this.adapter.evalSha(sha, keys, args);
+    } catch (error) {
+      // An adapter of one's own that throws instead of rejecting: a failure all the same.
+      return Promise.reject(error);
+    }
+    return Promise.resolve(sent).catch((error: unknown) => {
       if (!isNoScript(error) || gaveUp()) throw error;
       return this.adapter.eval(script, keys, args);
     });

@@ -15,8 +15,8 @@ export interface ScriptCall {
   readonly keys: readonly string[];
   readonly args: readonly string[];
   /**
-   * Decisions carried: `(args − 4) / stride` for a deciding call (stride 4 on the server's clock,
-   * 5 when each decision carries its own time, ARGV[2] `m`), 0 for the handshake (`t`).
+   * Decisions carried: `(args − 4) / stride` for a deciding call (stride 5 on the server's clock,
+   * 6 when each decision carries its own time, ARGV[2] `m`), 0 for the handshake (`t`).
    */
   readonly decisions: number;
   /** Sliding-window-log units it may record: the costs of its `l` decisions. */
@@ -36,7 +36,7 @@ export interface RecordingAdapter extends RedisAdapter {
 
 function describeCall(command: 'evalSha' | 'eval', keys: readonly string[], args: readonly string[]): ScriptCall {
   const deciding = args[0] === '1' || args[0] === 'r';
-  const stride = args[1] === 'm' ? 5 : 4;
+  const stride = args[1] === 'm' ? 6 : 5;
   const decisions = deciding ? (args.length - 4) / stride : 0;
   if (!Number.isInteger(decisions)) throw new Error(`a script call with ${args.length} arguments: not whole decisions of ${stride}`);
   let logUnits = 0;

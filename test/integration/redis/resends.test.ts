@@ -243,7 +243,7 @@ describe('the script in mode "r": a call re-sent after its deadline', () => {
   const run = (keys: string[], deadline: number): Promise<unknown> =>
     raw.eval(DECIDE_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1');
   const lean = (keys: string[], deadline: number): Promise<unknown> =>
-    raw.eval(LEAN_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1');
+    raw.eval(LEAN_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1', String(deadline));
 
   it('answers with the stored reply when the first run took effect, and writes nothing more', async () => {
     const keys = ['late:{u}:log', 'late:{u}:log:call:a'];
