@@ -144,6 +144,57 @@ describe('the block cache and another limit on the same key', () => {
   });
 });
 
+describe('the block cache of the sliding-window log, a lowered threshold', () => {
+  it('a cached refusal skips the drop of entries that expire during it: a later longer window counts them', async () => {
+    // One strategy, one key, a tier switching back and forth (7 per 2.5 s, 3 per 1 s). The
+    // refusal under 3 per 1 s holds 4 live entries (more than the threshold): it waits for the
+    // second oldest, so the oldest expires during the block. The in-memory strategy drops it at
+    // the next (refused) consume; the cache answers that consume, so Redis never drops it, and
+    // the next decision under the longer window counts it.
+    const long: Quota = { threshold: 7, windowMs: 2_500, windowSeconds: 2.5 };
+    const short: Quota = { threshold: 3, windowMs: 1_000, windowSeconds: 1 };
+    const steps: [number, number, Quota][] = [
+      [T0, 1, long],
+      [T0 + 500, 3, long],
+      [T0 + 600, 1, short], // refused: 4 live, waits until T0 + 1,500
+      [T0 + 1_100, 1, short], // refused (from the cache): the entry of T0 has expired
+      [T0 + 1_200, 1, long],
+    ];
+    const outcomes = async (blockCacheSize: number): Promise<RateLimitResult[]> => {
+      const s = new RedisSlidingWindowLog({ client: c.client, prefix: `lowered:${blockCacheSize}:`, time: 'limiter', blockCacheSize });
+      const out: RateLimitResult[] = [];
+      for (const [t, cost, q] of steps) out.push(await s.consume('k', t, cost, q));
+      return out;
+    };
+    const model = new MemoryModel(new SlidingWindowLog());
+    const expected = steps.map(([t, cost, q]) => model.consume('k', t, cost, q));
+    // Without the cache Redis is the model; with it, the last decision differs.
+    expect(await outcomes(0)).toEqual(expected);
+    expect(await outcomes(10_000)).toEqual(expected);
+  });
+});
+
+describe('time: "limiter", a reading more than a window behind the key', () => {
+  // The documentation of `time: "limiter"`: "decisions and retryAfter are exactly the in-memory
+  // strategies', at any reading". Both scripts forget a state more than a window ahead of the
+  // time given (meant for a failover to a server whose clock is behind); the in-memory
+  // strategies count such a reading as the key's latest (time stands still).
+  const cases = [
+    ['GCRA', () => new GCRA(), (prefix: string) => new RedisGCRA({ client: c.client, prefix, time: 'limiter' })],
+    ['sliding-window log', () => new SlidingWindowLog(), (prefix: string) => new RedisSlidingWindowLog({ client: c.client, prefix, time: 'limiter' })],
+  ] as const;
+  it.each(cases)('%s: the same decisions as the in-memory strategy', async (label, memory, redis) => {
+    const s = redis(`behind:${label}:`);
+    const model = new MemoryModel(memory());
+    const quota: Quota = { threshold: 3, windowMs: 1_000, windowSeconds: 1 };
+    const steps: [number, number][] = [
+      [T0 + 5_000, 3],
+      [T0, 1], // the clock stepped back 5 s (a replay, an injected clock reset)
+    ];
+    for (const [t, cost] of steps) expect(await s.consume('k', t, cost, quota)).toEqual(model.consume('k', t, cost, quota));
+  });
+});
+
 describe('ordering', () => {
   it("a key's decisions keep their order when the script is reloaded between two calls in flight", async () => {
     await c.command('SCRIPT', 'FLUSH');
