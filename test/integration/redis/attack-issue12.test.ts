@@ -1,10 +1,28 @@
 // Issue 12, attacked: adversarial scenarios against the lean script's queue (micro-batching,
-// deadlines) and the exact local block cache, against a real redis-server. Each test here
-// states a promise of the code's own documentation and shows a case where it does not hold.
+// deadlines) and the exact local block cache, against a real redis-server. Each test states a
+// promise of the code's own documentation and checks it in a case found to break it (at the
+// time of writing, every test here but "GCRA: the same results as the model" fails):
+// - deadlines: a decision that joins a tick's deadline group after its timer was cleared (every
+//   earlier member settled in the same tick) gets no timeout at all;
+// - an adapter that throws synchronously: the error skips the failure policy, and the slot's
+//   in-flight count and the block cache's in-flight entry leak (the key is never cached again);
+// - the block cache keeps refusing after another limit on the same key (a tier elsewhere) with a
+//   shorter window let the key go, where Redis and the in-memory model allow;
+// - the log's block cache, after a lowered threshold (more live entries than the threshold),
+//   answers refused consumes that in Redis would have dropped expiring entries: a later decision
+//   under a longer window counts them;
+// - time: "limiter": both scripts forget a key's state more than a window ahead of the reading
+//   given; the in-memory strategies do not;
+// - replies the script cannot return (-2 without a string message, -1 for a cost within the
+//   threshold) are taken as decisions;
+// - a key's decisions run out of order when the script is loaded between two calls in flight
+//   (NOSCRIPT on the first, the second found the script);
+// - a seeded random walk against the in-memory model (fails on the log through the lowered
+//   threshold above).
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GCRA, SlidingWindowLog, type Quota, type RateLimitResult } from '../../../src/index.js';
-import { RateWardenRedisTimeoutError, RedisGCRA, RedisSlidingWindowLog, type RedisAdapter } from '../../../src/redis/index.js';
+import { RateWardenRedisReplyError, RateWardenRedisTimeoutError, RedisGCRA, RedisSlidingWindowLog, type RedisAdapter } from '../../../src/redis/index.js';
 import { toRedisAdapter } from '../../../src/redis/client.js';
 import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { RedisServer, blackHole, connectIoredis, type TestClient } from '../../support/redis-server.js';
@@ -123,24 +141,24 @@ describe('the block cache and another limit on the same key', () => {
   ] as const;
   it.each(cases)('%s: the cache refuses what Redis and the model allow', async (label, memory, redis) => {
     const prefix = `tier:${label}:`;
-    const long: Quota = { threshold: 2, windowMs: 10_000, windowSeconds: 10 };
-    const short: Quota = { threshold: 2, windowMs: 100, windowSeconds: 0.1 };
+    const long: Quota = { threshold: 3, windowMs: 10_000, windowSeconds: 10 };
+    const short: Quota = { threshold: 3, windowMs: 100, windowSeconds: 0.1 };
     const cached = redis(prefix);
     const other = redis(prefix);
     const direct = redis(prefix, 0);
     const model = new MemoryModel(memory());
-    const steps: [typeof cached, number, Quota][] = [
-      [cached, T0, long],
-      [cached, T0 + 1, long],
-      [cached, T0 + 2, long], // refused, cached for seconds
-      [other, T0 + 200, short], // the short window has let the key go: allowed
+    const steps: [typeof cached, number, number, Quota][] = [
+      [cached, T0, 1, long],
+      [cached, T0 + 1, 1, long],
+      [cached, T0 + 2, 2, long], // refused (one unit left), cached for seconds
+      [other, T0 + 200, 1, short], // the short window has let the key go: allowed
     ];
-    for (const [s, t, q] of steps) expect(await s.consume('k', t, 1, q)).toEqual(model.consume('k', t, 1, q));
+    for (const [s, t, cost, q] of steps) expect(await s.consume('k', t, cost, q)).toEqual(model.consume('k', t, cost, q));
     const t = T0 + 300;
-    const expected = model.peek('k', t, 1, long);
-    expect(await direct.peek('k', t, 1, long)).toEqual(expected);
+    const expected = model.peek('k', t, 2, long);
+    expect(await direct.peek('k', t, 2, long)).toEqual(expected);
     expect(expected.allowed).toBe(true);
-    expect(await cached.peek('k', t, 1, long)).toEqual(expected);
+    expect(await cached.peek('k', t, 2, long)).toEqual(expected);
   });
 });
 
@@ -195,6 +213,35 @@ describe('time: "limiter", a reading more than a window behind the key', () => {
   });
 });
 
+describe('a reply the script cannot return', () => {
+  // decision-queue.ts: a decision's values that "are not what the script returns (a misbehaving
+  // adapter or a tampered key)" become a RateWardenRedisReplyError. The script's -2 always
+  // carries Redis's message (a string), and its -1 ("never") only answers a cost above the
+  // threshold.
+  it.each([
+    ['-2 without a message', [-2, null, 0, 0]],
+    ['-2 with a number for its message', [-2, 0, 0, 0]],
+    ['-1 for a cost within the threshold', [-1, 0, 0, 0]],
+  ])('%s is a RateWardenRedisReplyError', async (_label, values) => {
+    const inner = toRedisAdapter(c.client);
+    // The real server answers; the decision's four values are replaced (its server time kept).
+    const substitute = (reply: unknown, args: readonly string[]): unknown =>
+      args[0] === 't' || !Array.isArray(reply) ? reply : [...values, reply[reply.length - 1]];
+    const adapter: RedisAdapter = {
+      ratewardenAdapter: true,
+      evalSha: async (sha, keys, args) => substitute(await inner.evalSha(sha, keys, args), args),
+      eval: async (script, keys, args) => substitute(await inner.eval(script, keys, args), args),
+    };
+    const s = new RedisGCRA({ client: adapter, prefix: 'reply:' });
+    const quota: Quota = { threshold: 3, windowMs: 1_000, windowSeconds: 1 };
+    const outcome = await s.consume('k', 0, 1, quota).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+    expect(outcome).toBeInstanceOf(RateWardenRedisReplyError);
+  });
+});
+
 describe('ordering', () => {
   it("a key's decisions keep their order when the script is reloaded between two calls in flight", async () => {
     await c.command('SCRIPT', 'FLUSH');
@@ -223,5 +270,53 @@ describe('ordering', () => {
     const a = s.consume('k', T0, 1, quota);
     const b = s.consume('k', T0 + 1, 1, quota);
     expect([await a, await b]).toEqual([model.consume('k', T0, 1, quota), model.consume('k', T0 + 1, 1, quota)]);
+  });
+});
+
+describe('one process against the in-memory model, at random', () => {
+  // Decisions on two keys, four at a time (they batch), consumes and peeks, costs around and
+  // above the threshold, a tier switching now and then, readings stepping back (less than the
+  // shortest window: see above for more), under time: "limiter": every result is the model's,
+  // with the block cache on. Seeded, so a failure names its sequence.
+  const QUOTAS: readonly Quota[] = [
+    { threshold: 3, windowMs: 1_000, windowSeconds: 1 },
+    { threshold: 5, windowMs: 1_000, windowSeconds: 1 },
+    { threshold: 3, windowMs: 300, windowSeconds: 0.3 },
+    { threshold: 7, windowMs: 2_500, windowSeconds: 2.5 },
+  ];
+  const kinds = [
+    ['GCRA', () => new GCRA(), (prefix: string) => new RedisGCRA({ client: c.client, prefix, time: 'limiter' })],
+    ['sliding-window log', () => new SlidingWindowLog(), (prefix: string) => new RedisSlidingWindowLog({ client: c.client, prefix, time: 'limiter' })],
+  ] as const;
+  it.each(kinds)('%s: the same results as the model', async (label, memory, redis) => {
+    for (let seed = 1; seed <= 20; seed++) {
+      let x = seed * 7 + 4;
+      const random = (): number => {
+        x = (x * 1103515245 + 12345) & 0x7fffffff;
+        return x / 0x80000000;
+      };
+      const s = redis(`random:${label}:${seed}:`);
+      const model = new MemoryModel(memory());
+      let t = 1_700_000_000_000 + seed * 1_000;
+      let latest = t;
+      const trail: string[] = [];
+      for (let step = 0; step < 60; step++) {
+        const ops: { peek: boolean; t: number; cost: number; quota: Quota; key: string }[] = [];
+        for (let j = 0; j < 4; j++) {
+          t += random() < 0.1 ? -Math.floor(random() * 200) : Math.floor(random() * 150) + (random() < 0.3 ? random() : 0);
+          if (t < latest - 250) t = latest - 250;
+          if (t > latest) latest = t;
+          const quota = random() < 0.8 ? (QUOTAS[0] as Quota) : (QUOTAS[Math.floor(random() * QUOTAS.length)] as Quota);
+          const cost = random() < 0.7 ? 1 : Math.floor(random() * (quota.threshold + 2)) + 1;
+          ops.push({ peek: random() < 0.2, t, cost, quota, key: random() < 0.8 ? 'a' : 'b' });
+        }
+        const got = await Promise.all(ops.map((o) => (o.peek ? s.peek(o.key, o.t, o.cost, o.quota) : s.consume(o.key, o.t, o.cost, o.quota))));
+        ops.forEach((o, j) => {
+          trail.push(`${o.peek ? 'peek' : 'consume'} ${o.key} at +${o.t - 1_700_000_000_000} cost ${o.cost} quota ${o.quota.threshold}/${o.quota.windowMs}`);
+          const want = o.peek ? model.peek(o.key, o.t, o.cost, o.quota) : model.consume(o.key, o.t, o.cost, o.quota);
+          expect(got[j], `seed ${seed}, step ${step}, after:\n${trail.slice(-12).join('\n')}`).toEqual(want);
+        });
+      }
+    }
   });
 });
