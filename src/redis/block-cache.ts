@@ -11,8 +11,9 @@
  * whole state (its debt), so any request the debt refuses is answered here; for the
  * sliding-window log only the count of live entries and the time the oldest one that matters
  * expires, so only a request of the refused cost is answered here, and only when no entry
- * expires before that time (the refused cost was one more than the remaining count: always the
- * case for a request of cost 1).
+ * expires before that time (the refused cost was one more than the remaining count, with no more
+ * entries live than the threshold: the case for every refusal of cost 1 unless the threshold
+ * was lowered under live entries).
  *
  * The answer's fields are the ones Redis would give if nothing else had been recorded for the
  * key since (exactly, under `time: "limiter"`, as the in-memory strategies); with other processes
@@ -30,14 +31,20 @@ import { outcome, type RateLimitResult } from '../result.js';
 import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../strategies/time.js';
 import type { ScriptKind } from './reply.js';
 
-/** One cached refusal. Times in the cache's clock, **milliseconds** (see {@link BlockCache}). */
+/**
+ * One cached refusal. Its time is `baseMs` (the cache's clock, ms) plus `shiftTicks`; waits and
+ * elapsed times are counted in ticks of 2^-10 ms from differences of readings only, so that they
+ * stay exact at epoch-scale readings (where a reading's double cannot hold a whole tick).
+ */
 interface Block {
   readonly threshold: number;
   readonly windowMs: number;
-  /** The time the refusal was decided at (the earliest it can have been). */
-  readonly atMs: number;
-  /** Until when the block holds (exclusive): the refused request's wait ends then. */
-  readonly untilMs: number;
+  /** The reading the refusal was decided at (on the grid, under `time: "limiter"`), ms. */
+  readonly baseMs: number;
+  /** How far after `baseMs` the refusal was decided (the key's state was ahead), ticks. */
+  readonly shiftTicks: number;
+  /** The refused request's wait, from the refusal's time, ticks: the block holds until it ends. */
+  readonly waitTicks: number;
   /** The refused cost (the log answers only this cost). */
   readonly cost: number;
   /** The log: remaining as refused. */
@@ -113,27 +120,27 @@ export class BlockCache {
     const block = this.#blocks.get(key);
     if (block === undefined || this.#inFlight.has(key)) return undefined;
     const reading = this.#limiterTime ? onGrid(nowMs) : perfMs;
-    if (reading >= block.untilMs) {
+    // Ticks since the refusal's time: exact, a difference of readings.
+    const elapsed = (reading - block.baseMs) * TICKS_PER_MS - block.shiftTicks;
+    if (elapsed >= block.waitTicks) {
       this.#blocks.delete(key);
       return undefined;
     }
     const threshold = quota.threshold;
     // A reading behind the refusal's time (a clock that stepped back, another limiter's clock):
     // the state may be older than the refusal's time, so only Redis can tell.
-    if (block.threshold !== threshold || block.windowMs !== quota.windowMs || cost > threshold || reading < block.atMs) return undefined;
-    const now = reading;
+    if (block.threshold !== threshold || block.windowMs !== quota.windowMs || cost > threshold || elapsed < 0) return undefined;
     let waitMs: number;
     let remaining: number;
     let resetMs: number;
     if (this.#kind === 'l') {
       if (cost !== block.cost) return undefined;
-      waitMs = block.untilMs - now;
+      waitMs = (block.waitTicks - elapsed) / TICKS_PER_MS;
       remaining = block.remaining;
-      resetMs = (block.state - (now - block.atMs) * TICKS_PER_MS) / TICKS_PER_MS;
+      resetMs = (block.state - elapsed) / TICKS_PER_MS;
     } else {
       const window = quota.windowMs * TICKS_PER_MS;
       const span = threshold * window;
-      const elapsed = (now - block.atMs) * TICKS_PER_MS;
       const wait = ticksToRepay(block.state + cost * window - span, threshold) - elapsed;
       if (!(wait > 0)) return undefined;
       let debt = block.state - elapsed * threshold;
@@ -143,19 +150,25 @@ export class BlockCache {
       resetMs = debt / threshold / TICKS_PER_MS;
     }
     const retryAfter = this.#limiterTime
-      ? retryAfterSeconds(nowMs, now, waitMs, quota.windowSeconds)
+      ? retryAfterSeconds(nowMs, reading, waitMs, quota.windowSeconds)
       : retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
     return outcome(false, remaining, retryAfter, threshold, resetMs);
   }
 
   /**
-   * Caches a refusal Redis made: of `cost` units on `key` under `quota`, decided at `atMs` (the
-   * cache's clock, ms), waiting `waitTicks` (positive), with `remaining` and the reply's `state`
-   * (GCRA: the debt; the log: the reset in ticks). A refusal the cache could not answer exactly
-   * is not kept (the log's, when an entry expires before the wait ends).
+   * Caches a refusal Redis made: of `cost` units on `key` under `quota`, decided `shiftTicks`
+   * after `baseMs` (the cache's clock, ms: the reading on the grid, or the decision's submission),
+   * waiting `waitTicks` (positive), with `left` (the reply's remaining: for the log's refusal,
+   * threshold − live, below 0 when more are live) and the reply's `state` (GCRA: the debt; the
+   * log: the reset in ticks). A refusal the cache could not answer exactly is not kept (the
+   * log's, when an entry expires before the wait ends), nor one while another decision of this
+   * process on the key is in flight.
    */
-  remember(key: string, atMs: number, cost: number, quota: Quota, waitTicks: number, remaining: number, state: number): void {
-    if (this.#kind === 'l' && cost !== remaining + 1) return;
+  remember(key: string, baseMs: number, shiftTicks: number, cost: number, quota: Quota, waitTicks: number, left: number, state: number): void {
+    // The log: only when the refused request waits for the oldest live entry (live + cost =
+    // threshold + 1, `left` being threshold − live), so that no entry expires during the block (a
+    // decision in Redis would drop it, and a later longer window would then not count it).
+    if (this.#kind === 'l' && cost !== left + 1) return;
     // Another decision of this process on the key is still in flight (the refusal's own is
     // counted until it settles): what it records would make this refusal stale.
     if ((this.#inFlight.get(key) ?? 0) > 1) return;
@@ -166,7 +179,7 @@ export class BlockCache {
       const oldest = blocks.keys().next();
       if (oldest.done !== true) blocks.delete(oldest.value);
     }
-    const untilMs = atMs + waitTicks / TICKS_PER_MS;
-    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, atMs, untilMs, cost, remaining, state });
+    const remaining = left < 0 ? 0 : left;
+    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, baseMs, shiftTicks, waitTicks, cost, remaining, state });
   }
 }

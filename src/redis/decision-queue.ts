@@ -317,8 +317,8 @@ export class DecisionQueue {
       if (p.done) continue;
       const o = i * 4;
       const wait = toNumber(reply[o]);
-      if (wait === -2) {
-        this.#fail(p, new RateWardenRedisCommandError(String(reply[o + 1])));
+      if (wait === -2 && typeof reply[o + 1] === 'string' && reply[o + 1] !== '') {
+        this.#fail(p, new RateWardenRedisCommandError(reply[o + 1] as string));
         continue;
       }
       if (wait === -3) {
@@ -341,17 +341,20 @@ export class DecisionQueue {
    * The result of one decision's four values, or `undefined` when they are not what the script
    * returns (a misbehaving adapter or a tampered key). Feeds the block cache with a refusal.
    */
-  #result(p: Pending, wait: number, remaining: number, state: number, shift: number): RateLimitResult | undefined {
+  #result(p: Pending, wait: number, left: number, state: number, shift: number): RateLimitResult | undefined {
     const quota = p.quota;
     const threshold = quota.threshold;
     const window = quota.windowMs * TICKS_PER_MS;
+    const log = p.limit.kind === 'l';
     if (
       !Number.isSafeInteger(wait) ||
       wait < -1 ||
       wait > 2 * window ||
-      !Number.isSafeInteger(remaining) ||
-      remaining < 0 ||
-      remaining > threshold ||
+      (wait === -1) !== p.cost > threshold ||
+      !Number.isSafeInteger(left) ||
+      // The log's refusal reports threshold − live, below 0 when more are live than the threshold.
+      (left < 0 && !(log && wait !== 0)) ||
+      left > threshold ||
       !Number.isSafeInteger(state) ||
       state < 0 ||
       !Number.isSafeInteger(shift) ||
@@ -359,8 +362,8 @@ export class DecisionQueue {
     ) {
       return undefined;
     }
-    const gcra = p.limit.kind === 'g';
-    const resetMs = gcra ? state / threshold / TICKS_PER_MS : state / TICKS_PER_MS;
+    const remaining = left < 0 ? 0 : left;
+    const resetMs = log ? state / TICKS_PER_MS : state / threshold / TICKS_PER_MS;
     if (!(resetMs <= quota.windowMs)) return undefined;
     if (wait === 0) {
       // Recorded here: a cached refusal of the key no longer describes its state.
@@ -370,17 +373,19 @@ export class DecisionQueue {
     if (wait === -1) return outcome(false, remaining, Infinity, threshold, resetMs);
     const waitMs = wait / TICKS_PER_MS;
     let retryAfter: number;
-    let atMs: number;
+    let baseMs: number;
     if (this.#redisTime) {
       retryAfter = retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
-      atMs = p.startMs;
+      // The refusal's time, in this process's clock: no earlier than the decision's submission.
+      baseMs = p.startMs;
     } else {
       // The time decided at: the reading on the grid, or later when the key's state was ahead.
       const now = onGrid(p.nowMs);
-      atMs = now + shift / TICKS_PER_MS;
-      retryAfter = shift === 0 ? retryAfterSeconds(p.nowMs, now, waitMs, quota.windowSeconds) : retryAfterSeconds(atMs, atMs, waitMs, quota.windowSeconds);
+      baseMs = now;
+      const at = now + shift / TICKS_PER_MS;
+      retryAfter = shift === 0 ? retryAfterSeconds(p.nowMs, now, waitMs, quota.windowSeconds) : retryAfterSeconds(at, at, waitMs, quota.windowSeconds);
     }
-    if (p.record && p.cache !== undefined) p.cache.remember(p.key, atMs, p.cost, quota, wait, remaining, state);
+    if (p.record && p.cache !== undefined) p.cache.remember(p.key, baseMs, shift, p.cost, quota, wait, left, state);
     return outcome(false, remaining, retryAfter, threshold, resetMs);
   }
 
@@ -411,7 +416,8 @@ export class DecisionQueue {
    */
   #watchFor(p: Pending): void {
     let bucket = this.#bucket;
-    if (bucket === undefined) {
+    // A group whose members have all settled has no timer any more: start a new one.
+    if (bucket === undefined || bucket.left === 0) {
       const members: Pending[] = [];
       const group: Bucket = { members, left: 0, timer: undefined };
       // Whole milliseconds, rounded up: timers truncate a fraction, and would fire early.

@@ -39,7 +39,9 @@ import { createHash } from 'node:crypto';
  *   string; every command that fails here — `WRONGTYPE` on a key of another type — is the
  *   decision's first on its key, so nothing of it was written; the other decisions go on, as
  *   the script catches the error with Lua's `pcall`);
- * - remaining, after recording when allowed and recording, else before the request;
+ * - remaining, after recording when allowed and recording, else before the request (for a refused
+ *   sliding-window-log decision `threshold − live`, below 0 when more entries are live than the
+ *   threshold: the caller reports 0);
  * - the reset: for the log, ticks until the window is clear; for GCRA, the debt (ticks × threshold),
  *   so that `resetAfter` in milliseconds is `debt / threshold / 1024`, computed by the caller as
  *   the in-memory strategy computes it;
@@ -178,7 +180,9 @@ local function log(key, record, threshold, window_ms, cost, o)
     end
     out[o + 2] = threshold - live
   else
-    if live >= threshold then out[o + 2] = 0 else out[o + 2] = threshold - live end
+    -- threshold - live: below 0 when more are live than the threshold (a lowered limit); the
+    -- caller reports 0, and its block cache tells the cases apart.
+    out[o + 2] = threshold - live
     if cost > threshold then
       out[o + 1] = -1
     else

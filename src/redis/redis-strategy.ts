@@ -81,7 +81,10 @@ export interface RedisStrategyOptions {
    *   machines agree, whatever their own clocks. The limiter's clock is not used.
    * - `"limiter"`: the limiter's (`clock` option, milliseconds), passed to the script on the
    *   grid of 2^-10 ms (as an integer number of ticks), so that decisions and `retryAfter` are
-   *   exactly the in-memory strategies', at any reading (epoch times included). Only for tests
+   *   exactly the in-memory strategies', at any reading (epoch times included) — but for a
+   *   reading more than a window behind a key's state, which the scripts take as state written
+   *   under a clock that was ahead (a failover) and forget, where the in-memory strategies
+   *   count the reading as the state's time. Only for tests
    *   and replays driven by an injected or fake clock shared by every user of the prefix.
    *   Redis expires keys on its own clock, which does not follow an injected one, so in this
    *   mode keys are kept for at least an hour after their last write.

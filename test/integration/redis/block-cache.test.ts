@@ -76,6 +76,27 @@ describe.each(CLIENTS)('with %s', (name, connect) => {
     expect(adapter.sentDecisions()).toBe(sent + 1);
   });
 
+  it.each(PAIRS)('%s: at an epoch-scale reading (2^45 ms), a cached refusal is the model\'s to the tick', async (label, memory, redis) => {
+    // At 2^45 ms a reading's double holds 2^-7 ms, not a whole tick of 2^-10 ms: the cache must
+    // count elapsed time from differences of readings, as the strategies do (found by the
+    // contract property: an absolute "until" time lost the last bits).
+    const adapter = recordingAdapter(c.client);
+    const cached = redis({ client: adapter, prefix: `epoch:${name}:${label}:`, time: 'limiter' });
+    const model = new MemoryModel(memory());
+    const quota: Quota = { threshold: 1, windowMs: 4_989, windowSeconds: 4.989 };
+    const base = 35_184_372_083_842;
+    const steps: readonly (readonly [string, number])[] = [
+      ['b', base + 1.7],
+      ['b', base + 1.7],
+      ['a', base + 1.8],
+      ['b', base + 1.8],
+      ['b', base + 2_000.3],
+    ];
+    for (const [key, t] of steps) expect(await cached.consume(key, t, 1, quota)).toEqual(model.consume(key, t, 1, quota));
+    // The last two of b were answered by the cache: sent were b, b, a.
+    expect(adapter.sentDecisions()).toBe(3);
+  });
+
   it.each(PAIRS)('%s: peek is answered by the cache, without a round trip', async (label, memory, redis) => {
     const adapter = recordingAdapter(c.client);
     const strategy = redis({ client: adapter, prefix: `peek:${name}:${label}:`, time: 'limiter' });
