@@ -186,8 +186,15 @@ local function log(key, record, threshold, window_ms, cost, o)
     if cost > threshold then
       out[o + 1] = -1
     else
+      -- The request fits once the k + 1 oldest live entries have expired.
       local k = live + cost - threshold - 1
-      local kth = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now - window), '+inf', 'WITHSCORES', 'LIMIT', k, 1)
+      local kth
+      if record then
+        -- The expired entries were just removed: the k-th live entry is the k-th (0-based).
+        kth = redis.call('ZRANGE', key, k, k, 'WITHSCORES')
+      else
+        kth = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now - window), '+inf', 'WITHSCORES', 'LIMIT', k, 1)
+      end
       out[o + 1] = window - (now - tonumber(kth[2]))
     end
   end
