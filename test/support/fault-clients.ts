@@ -1,6 +1,6 @@
-// The fault suite's clients (as in test/integration/redis/faults.test.ts), for the tests of
-// issue 12 that provoke faults while batches are in flight: clients that fail commands at once
-// while disconnected and reconnect, and clients with the default offline queue.
+// The fault suites' clients (test/integration/redis/faults.test.ts, and the tests of issue 12
+// that provoke faults while batches are in flight): clients that fail commands at once while
+// disconnected and reconnect, and clients with the default offline queue.
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 

@@ -2,11 +2,10 @@
 // clients' cluster modes: one key per decision, hash-tagged by the user id; a group on one user
 // in one script call; a group with a global limit (another slot) checked, then recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster } from 'ioredis';
-import { createCluster } from 'redis';
 import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog, toRedisAdapter } from '../../../src/redis/index.js';
 import { countingAdapter, startCluster } from '../../support/redis-server.js';
+import { CLUSTER_CLIENTS, type ClusterClient } from '../../support/script-calls.js';
 
 let cluster: Awaited<ReturnType<typeof startCluster>>;
 beforeAll(async () => {
@@ -15,31 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.stop();
 });
-
-interface ClusterClient {
-  readonly client: object;
-  close(): Promise<void>;
-}
-
-const CLUSTER_CLIENTS: readonly [string, (ports: number[]) => Promise<ClusterClient>][] = [
-  [
-    'ioredis Cluster',
-    async (ports) => {
-      const client = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })));
-      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-      return { client, close: async () => client.disconnect() };
-    },
-  ],
-  [
-    'node-redis createCluster',
-    async (ports) => {
-      const client = createCluster({ rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })) });
-      client.on('error', () => {});
-      await client.connect();
-      return { client, close: async () => client.destroy() };
-    },
-  ],
-];
 
 describe.each(CLUSTER_CLIENTS)('with %s', (name, connect) => {
   let c: ClusterClient;

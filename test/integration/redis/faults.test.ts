@@ -4,7 +4,6 @@
 // lock left held, no hang.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
-import { createClient } from 'redis';
 import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import {
   RedisGCRA,
@@ -16,6 +15,7 @@ import {
 import { redisLimitOf } from '../../../src/redis/redis-limit.js';
 import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
+import { FAULT_CLIENTS, queueingClient, type FaultClient } from '../../support/fault-clients.js';
 import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
 
 const unhandled: unknown[] = [];
@@ -32,75 +32,6 @@ afterEach(() => {
   vi.useRealTimers();
   expect(unhandled).toEqual([]);
 });
-
-/** A client that fails commands at once while disconnected (no offline queue), and reconnects. */
-interface FaultClient {
-  readonly client: object;
-  /** Resolves when the client is connected and ready again. */
-  ready(): Promise<void>;
-  command(...args: string[]): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-function ioredisClient(port: number): FaultClient {
-  const client = new Redis({ port, host: '127.0.0.1', enableOfflineQueue: false, retryStrategy: () => 20 });
-  client.on('error', () => {
-    // Connection errors are expected here; commands report them.
-  });
-  return {
-    client,
-    ready: () => (client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', () => resolve()))),
-    command: (...args) => client.call(args[0] as string, ...args.slice(1)),
-    close: async () => client.disconnect(),
-  };
-}
-
-function nodeRedisClient(port: number): FaultClient {
-  const client = createClient({
-    socket: { port, host: '127.0.0.1', reconnectStrategy: () => 20 },
-    disableOfflineQueue: true,
-  });
-  client.on('error', () => {
-    // As above.
-  });
-  const connecting = client.connect();
-  return {
-    client,
-    ready: async () => {
-      await connecting;
-      if (!client.isReady) await new Promise<void>((resolve) => client.once('ready', () => resolve()));
-    },
-    command: (...args) => client.sendCommand(args),
-    close: async () => client.destroy(),
-  };
-}
-
-/**
- * A client with the clients' default offline queue: commands sent before the connection is
- * ready wait for it (against a server that never answers, forever).
- */
-function queueingClient(kind: 'ioredis' | 'node-redis', port: number): { client: object; close: () => Promise<void> } {
-  if (kind === 'ioredis') {
-    const client = new Redis({ port, host: '127.0.0.1' });
-    client.on('error', () => {});
-    return { client, close: async () => client.disconnect() };
-  }
-  const client = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
-  client.on('error', () => {});
-  // Never resolves against a silent server; rejects when the test closes it.
-  client.connect().catch(() => {});
-  return {
-    client,
-    close: async () => {
-      client.destroy();
-    },
-  };
-}
-
-const FAULT_CLIENTS = [
-  ['ioredis', ioredisClient],
-  ['node-redis', nodeRedisClient],
-] as const;
 
 describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
   describe('redis-server killed mid-run, then restarted', () => {
