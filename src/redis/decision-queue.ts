@@ -104,7 +104,7 @@ interface Slot {
 
 /**
  * @internal The decisions of the strategies on one client, time mode, timeout and batch size:
- * queued per slot, sent in batches, timed out by one sweep.
+ * queued per slot, sent in batches, timed out by one timer per tick of decisions.
  */
 export class DecisionQueue {
   readonly #link: ServerLink;
