@@ -13,22 +13,13 @@ import {
 } from '../../../src/redis/index.js';
 import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { FAULT_CLIENTS, queueingClient, type FaultClient } from '../../support/fault-clients.js';
+import { failOnUnhandledRejections } from '../../support/unhandled.js';
 import { RedisServer, blackHole } from '../../support/redis-server.js';
 import { MemoryModel, recordingAdapter } from '../../support/script-calls.js';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => {
-  unhandled.push(reason);
-};
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+failOnUnhandledRejections();
 afterEach(() => {
   vi.useRealTimers();
-  expect(unhandled).toEqual([]);
 });
 
 const QUOTA: Quota = { threshold: 3, windowMs: 60_000, windowSeconds: 60 };

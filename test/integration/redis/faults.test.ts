@@ -16,21 +16,12 @@ import { redisLimitOf } from '../../../src/redis/redis-limit.js';
 import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { FAULT_CLIENTS, queueingClient, type FaultClient } from '../../support/fault-clients.js';
+import { failOnUnhandledRejections } from '../../support/unhandled.js';
 import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => {
-  unhandled.push(reason);
-};
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+failOnUnhandledRejections();
 afterEach(() => {
   vi.useRealTimers();
-  expect(unhandled).toEqual([]);
 });
 
 describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
