@@ -7,6 +7,7 @@
  * @module
  */
 
+import { fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -44,7 +45,6 @@ export async function readInput(
   const label = typeof input === 'string' ? `\`${input}\`` : 'the input';
   try {
     let source: AsyncIterable<Uint8Array | string>;
-    let read: () => number;
     let total: number | undefined;
     if (typeof input === 'string') {
       const handle = await open(input, 'r');
@@ -56,21 +56,17 @@ export async function readInput(
         await handle.close();
         throw error;
       }
-      const file = handle.createReadStream({ highWaterMark: 1 << 20 });
-      source = file;
-      read = () => file.bytesRead;
+      source = handle.createReadStream({ highWaterMark: 1 << 20 });
     } else {
-      let bytesRead = 0;
-      source = (async function* counted(): AsyncGenerator<Buffer> {
-        for await (const chunk of input) {
-          const bytes = toBuffer(chunk);
-          bytesRead += bytes.length;
-          yield bytes;
-        }
-      })();
-      read = () => bytesRead;
+      source = input;
     }
-    const onChunk = (): void => progress.reading(read(), total, collector.lineNumber);
+    // Bytes of the input consumed so far: counted as they are taken from the source, not as the
+    // file is read ahead; for gzip data, the compressed bytes the gunzip has decompressed (its
+    // `bytesWritten`), not the bytes handed to it. So the progress line's share of the input
+    // matches its count of lines (a small .gz file is one chunk: "100%" before its first line).
+    let consumed = 0;
+    let bytesRead = (): number => consumed;
+    const onChunk = (): void => progress.reading(bytesRead(), total, collector.lineNumber);
     const sink = (lines: AsyncIterable<Buffer>): Promise<void> => collectLines(lines, collector, onChunk);
 
     // Look at the first chunk to tell gzip data from text, then read it and the rest.
@@ -80,11 +76,14 @@ export async function readInput(
     const head = toBuffer(first.value);
     const all = (async function* all(): AsyncGenerator<Buffer> {
       try {
+        consumed += head.length;
         yield head;
         for (;;) {
           const next = await iterator.next();
           if (next.done === true) return;
-          yield toBuffer(next.value);
+          const chunk = toBuffer(next.value);
+          consumed += chunk.length;
+          yield chunk;
         }
       } finally {
         // Stopped early (a gzip error): release the file or stream now, not at garbage collection.
@@ -93,7 +92,9 @@ export async function readInput(
     })();
     const gzip = gzipOption ?? (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
     if (gzip) {
-      await pipeline(all, createGunzip({ chunkSize: 1 << 16 }), sink);
+      const gunzip = createGunzip({ chunkSize: 1 << 16 });
+      bytesRead = () => gunzip.bytesWritten;
+      await pipeline(all, gunzip, sink);
     } else {
       await sink(all);
     }
@@ -131,9 +132,8 @@ async function collectLines(
     carryLength += piece.length;
   };
 
-  for await (const raw of source) {
-    const chunk = toBuffer(raw);
-    onChunk(chunk.length);
+  /** Hands the chunk's complete lines to the collector and keeps its partial last line. */
+  const collectChunk = (chunk: Buffer): void => {
     let pos = 0;
     if (first && chunk.length > 0) {
       first = false;
@@ -143,7 +143,7 @@ async function collectLines(
       const newline = chunk.indexOf(NEWLINE, pos);
       if (newline === -1) {
         if (pos < chunk.length) keep(chunk.subarray(pos));
-        continue;
+        return;
       }
       const total = carryLength + newline - pos;
       if (total > MAX_LINE_BYTES) {
@@ -162,6 +162,13 @@ async function collectLines(
       pos = newline + 1;
     }
     if (pos < chunk.length) keep(chunk.subarray(pos));
+  };
+
+  for await (const raw of source) {
+    const chunk = toBuffer(raw);
+    // Progress is reported once the chunk's lines are counted, so the bytes and the lines agree.
+    collectChunk(chunk);
+    onChunk(chunk.length);
   }
   if (carryLength > MAX_LINE_BYTES) {
     collector.tooLong(carry[0] ?? EMPTY);
@@ -187,8 +194,16 @@ function inputError(error: unknown, label: string): unknown {
   if (code.startsWith('Z_')) {
     return new ReplayInputError(`cannot read ${label}: not valid gzip data (${error.message})`);
   }
-  const reason = SYSTEM_ERRORS[code] ?? error.message;
-  return new ReplayInputError(`cannot read ${label}: ${reason}`);
+  return new ReplayInputError(`cannot read ${label}: ${systemErrorReason(error)}`);
+}
+
+/**
+ * A short reason for a system error (`no such file or directory` for `ENOENT`), or its message
+ * when its code is not one of the usual ones.
+ */
+export function systemErrorReason(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (code === undefined ? undefined : SYSTEM_ERRORS[code]) ?? error.message;
 }
 
 /** Short reasons for the system errors an input can give, by error code. */
@@ -201,4 +216,29 @@ const SYSTEM_ERRORS: Record<string, string> = {
   ELOOP: 'too many symbolic links',
   ENAMETOOLONG: 'file name too long',
   EIO: 'input/output error',
+  ENOSPC: 'no space left on device',
+  EFBIG: 'file too large',
 };
+
+/**
+ * What standard input is, as `fstat` sees it, for `ratewarden replay` with no FILE: `'pipe'` (a
+ * FIFO: `zcat access.log.gz | ratewarden replay`) and `'file'` (`ratewarden replay < access.log`)
+ * are read as the log; `'socket'` (what Node's `child_process` gives a child by default, and keeps
+ * open as long as the parent does) is not read, since nothing tells whether data will ever come;
+ * `'other'` is a terminal, `/dev/null` or another device, or a closed descriptor. (ripgrep's
+ * `is_readable_stdin` asks the same question.)
+ *
+ * @param fd - the descriptor to look at; default 0, standard input.
+ */
+export function stdinKind(fd = 0): 'pipe' | 'file' | 'socket' | 'other' {
+  let stat;
+  try {
+    stat = fstatSync(fd);
+  } catch {
+    return 'other'; // closed (EBADF)
+  }
+  if (stat.isFIFO()) return 'pipe';
+  if (stat.isFile()) return 'file';
+  if (stat.isSocket()) return 'socket';
+  return 'other';
+}

@@ -1,7 +1,8 @@
 /**
- * The `ratewarden` command: parses the arguments, runs the subcommand, prints errors as one line
- * on stderr and sets the exit code: 0 on success, 2 for a usage or input error, 1 for an
- * unexpected failure.
+ * The `ratewarden` command: parses the arguments, picks the input (a FILE, `-`, piped stdin or
+ * the built-in sample), runs the subcommand, prints errors as one line on stderr and sets the
+ * exit code ({@link EXIT_CODES}): 0 when requests were replayed, 1 when the input had none (empty,
+ * or no line in the log format), 2 for an error (no report).
  *
  * @module
  */
@@ -10,8 +11,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { escapeText, toJsonLine } from './escape.js';
 import { REPLAY_HELP, TOP_HELP } from './help.js';
-import { ReplayInputError } from './input.js';
+import { ReplayInputError, stdinKind, systemErrorReason } from './input.js';
 import {
+  EXIT_CODES,
   UsageError,
   firstLine,
   integerOption,
@@ -31,12 +33,15 @@ interface CommandIo {
   readonly stdout: { write(text: string): unknown };
   readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean | undefined };
   readonly stdin: AsyncIterable<Uint8Array | string>;
+  /** What stdin is (see `stdinKind`): with no FILE, a pipe or a file is read, anything else is not. */
+  readonly stdinKind: () => ReturnType<typeof stdinKind>;
 }
 
 /**
  * Runs the `ratewarden` command with `args` (without the node and script paths).
  *
- * @returns the exit code: 0 on success, 2 for a usage or input error, 1 for anything else.
+ * @returns the exit code ({@link EXIT_CODES}): 0 when requests were replayed (or help or the
+ *   version was printed), 1 when the input had no request, 2 for an error of any kind.
  *   Never throws: every error is printed as one line on stderr. Every message is printed
  *   through `escapeText` (the text report escapes its own fields, `--json` goes through
  *   `toJsonLine`): text from the input or the command line never reaches the terminal raw.
@@ -47,11 +52,11 @@ async function main(args: readonly string[], io: CommandIo = processIo()): Promi
   } catch (error) {
     if (error instanceof UsageError || error instanceof ReplayInputError) {
       io.stderr.write(`ratewarden: ${escapeText(error.message)}\n`);
-      return 2;
+      return EXIT_CODES.error;
     }
     const message = error instanceof Error ? error.message : String(error);
     io.stderr.write(`ratewarden: unexpected error: ${escapeText(firstLine(message))}\n`);
-    return 1;
+    return EXIT_CODES.error;
   }
 }
 
@@ -59,13 +64,13 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(args);
   if (values.version === true) {
     io.stdout.write(`${readVersion()}\n`);
-    return 0;
+    return EXIT_CODES.replayed;
   }
   const [command, ...operands] = positionals;
   if (command === undefined) {
     if (values.help === true) {
       io.stdout.write(TOP_HELP);
-      return 0;
+      return EXIT_CODES.replayed;
     }
     throw new UsageError('missing command: expected `replay` (see `ratewarden --help`)');
   }
@@ -74,7 +79,7 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   }
   if (values.help === true) {
     io.stdout.write(REPLAY_HELP);
-    return 0;
+    return EXIT_CODES.replayed;
   }
   if (operands.length > 1) {
     throw new UsageError(
@@ -90,9 +95,27 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   const operand = operands[0];
   let label: InputLabel;
   let input: string | AsyncIterable<Uint8Array | string>;
+  /** No FILE, and stdin is read because it is a pipe or a file. */
+  let stdinByDefault = false;
   if (operand === undefined) {
-    input = fileURLToPath(SAMPLE_URL);
-    label = { file: input, sample: true };
+    // No FILE: piped or redirected input is the log (never ignored); a terminal, /dev/null (CI) or
+    // a closed stdin means the built-in sample, without waiting on stdin.
+    const kind = io.stdinKind();
+    if (kind === 'pipe' || kind === 'file') {
+      stdinByDefault = true;
+      input = io.stdin;
+      label = { file: '-', sample: false };
+      io.stderr.write(`ratewarden: no FILE given: replaying stdin (${kind === 'pipe' ? 'a pipe' : 'a file'})\n`);
+    } else {
+      input = fileURLToPath(SAMPLE_URL);
+      label = { file: input, sample: true };
+      if (kind === 'socket') {
+        io.stderr.write(
+          'ratewarden: no FILE given and stdin is a socket, which is not read: replaying the built-in sample ' +
+            '(give `-` to replay stdin)\n',
+        );
+      }
+    }
   } else if (operand === '-') {
     input = io.stdin;
     label = { file: '-', sample: false };
@@ -125,15 +148,23 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   io.stdout.write(
     json ? `${toJsonLine(summaryToJson(summary, label))}\n` : formatSummary(summary, label),
   );
-  if (summary.requests === 0 && summary.malformed > 0) {
+  if (summary.lines === 0) {
     io.stderr.write(
-      'ratewarden: no line of the input is in the Common or Combined Log Format ' +
+      stdinByDefault
+        ? 'ratewarden: stdin is empty (or blank): nothing to replay (with no FILE, the built-in ' +
+            'sample is replayed when stdin is a terminal or /dev/null)\n'
+        : 'ratewarden: the input is empty (or blank): nothing to replay\n',
+    );
+    return EXIT_CODES.nothingReplayed;
+  }
+  if (summary.requests === 0) {
+    io.stderr.write(
+      'ratewarden: nothing to replay: no line of the input is in the Common or Combined Log Format ' +
         '(`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)\n',
     );
-    return 1;
+    return EXIT_CODES.nothingReplayed;
   }
-  if (summary.lines === 0) io.stderr.write('ratewarden: the input is empty\n');
-  return 0;
+  return EXIT_CODES.replayed;
 }
 
 /** The package version, read from the package.json next to `dist/`. */
@@ -149,13 +180,23 @@ function readVersion(): string {
 }
 
 function processIo(): CommandIo {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // Read lazily: touching `process.stdin` opens it, which a replay of the sample must not do.
+    get stdin() {
+      return process.stdin;
+    },
+    stdinKind: () => stdinKind(0),
+  };
 }
 
-// A closed stdout (`| head`) ends the command quietly instead of crashing.
+// A closed stdout (`| head`) ends the command quietly; any other write error (a full disk) is
+// one line on stderr and exit code 2, not a stack trace.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0);
-  throw error;
+  if (error.code === 'EPIPE') process.exit(EXIT_CODES.replayed);
+  process.stderr.write(`ratewarden: cannot write the report to stdout: ${escapeText(systemErrorReason(error))}\n`);
+  process.exit(EXIT_CODES.error);
 });
 void main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;

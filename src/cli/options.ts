@@ -8,13 +8,29 @@
  */
 
 import { parseArgs } from 'node:util';
-import { RateWardenRangeError, RateWardenTypeError } from '../errors.js';
+import { RateWardenRangeError, RateWardenTypeError, rangeError, typeError } from '../errors.js';
 import { createQuota, type Quota, type QuotaNames } from '../quota.js';
 import { REPLAY_DEFAULTS } from './replay.js';
 import { STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
 
-/** A usage or input error: printed as one line, exit code 2. */
+/** A usage or input error: printed as one line, exit code {@link EXIT_CODES}`.error` (2). */
 export class UsageError extends Error {}
+
+/**
+ * The exit codes of `ratewarden` (listed by `ratewarden replay --help` and the README), in the
+ * manner of grep and diff: 0 and 1 both print a report, 2 prints none.
+ */
+export const EXIT_CODES = {
+  /** The report is printed; at least one request was replayed (or help or the version shown). */
+  replayed: 0,
+  /** The report is printed, but nothing was replayed: the input is empty or no line is in the log format. */
+  nothingReplayed: 1,
+  /**
+   * No report: a bad command line, an unreadable input (missing file, directory, corrupt gzip
+   * data), a report that cannot be written (stdout on a full disk), or an unexpected failure.
+   */
+  error: 2,
+} as const;
 
 const OPTIONS = {
   threshold: { type: 'string' },
@@ -49,8 +65,14 @@ export function parseCommandArgs(args: readonly string[]): ParsedArgs {
         // `--window -1`: parseArgs will not take a value starting with a dash after a space.
         const at = args.indexOf(option);
         const value = at >= 0 ? args[at + 1] : undefined;
-        if (value !== undefined) checkOptionValue(option, value);
-        throw new UsageError(`option \`${option}\` needs a value; write \`${option}=${value ?? ''}\``);
+        // `--strategy --json`: the value was forgotten, the next word is an option.
+        if (value === undefined || value.startsWith('--') || value === '-h') {
+          throw new UsageError(
+            `option \`${option}\` needs a value (${EXPECTED[option] ?? 'see --help'}), got the option \`${value ?? ''}\``,
+          );
+        }
+        checkOptionValue(option, value);
+        throw new UsageError(`option \`${option}\` needs a value; write \`${option}=${value}\``);
       }
       if (message.includes('argument missing')) {
         throw new UsageError(`option \`${option}\` needs a value (${EXPECTED[option] ?? 'see --help'})`);
@@ -70,8 +92,8 @@ function parseArgsStrict(args: readonly string[]) {
 /** What each option with a value expects, as the usage errors say it. */
 const EXPECTED: Record<string, string> = {
   '--threshold': 'a positive safe integer',
-  '--top': 'a non-negative integer',
-  '--window': 'a whole number of milliseconds in seconds, from 0.001 to 1000000000',
+  '--top': 'a non-negative safe integer',
+  '--window': 'a number of seconds from 0.001 to 1000000000, in whole milliseconds',
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
 };
 
@@ -84,18 +106,26 @@ function checkOptionValue(option: string, value: string): void {
 }
 
 /**
- * An integer option (`--top`): digits only, at least `min`, at most
- * `Number.MAX_SAFE_INTEGER`; `fallback` when absent.
+ * An integer option (`--top`): a decimal number as `--threshold` takes it (`10`, `1e3`), a safe
+ * integer of at least `min`; `fallback` when absent.
  *
- * @throws {UsageError} naming `name` when `value` is not such an integer.
+ * @throws {UsageError} naming `name`, what it expects and the value received (in the words of
+ *   the library's own option errors) when `value` is not such an integer.
  */
 export function integerOption(name: string, value: string | undefined, min: number, fallback: number): number {
   if (value === undefined) return fallback;
-  const number = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  const number = numeric(value);
+  const expected = EXPECTED[name] ?? `an integer of at least ${min}`;
+  if (typeof number !== 'number') throw new UsageError(lowerFirst(typeError(name, expected, number).message));
   if (!Number.isSafeInteger(number) || number < min) {
-    throw new UsageError(`expected \`${name}\` to be ${EXPECTED[name]}, got \`${value}\``);
+    throw new UsageError(lowerFirst(rangeError(name, expected, number).message));
   }
   return number;
+}
+
+/** A library error message as a usage error says it: `Expected …` → `expected …`. */
+function lowerFirst(message: string): string {
+  return `${message.charAt(0).toLowerCase()}${message.slice(1)}`;
 }
 
 /**
@@ -134,7 +164,7 @@ export function quotaOption(threshold: string | undefined, window: string | unde
     return createQuota(options as { threshold: number; windowSeconds: number }, bounds, QUOTA_NAMES);
   } catch (error) {
     if (!(error instanceof RateWardenTypeError || error instanceof RateWardenRangeError)) throw error;
-    const message = `${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`;
+    const message = lowerFirst(error.message);
     const max = bounds.maxThreshold;
     const capped = max !== undefined && typeof options.threshold === 'number' && Number.isSafeInteger(options.threshold) && options.threshold > max;
     if (!capped) throw new UsageError(message);

@@ -8,10 +8,11 @@
 /** Receives the progress of a replay. Every method is cheap and may be called often. */
 export interface ProgressReporter {
   /**
-   * Reading the input.
-   * @param bytesRead - input bytes consumed so far (compressed bytes for a `.gz` file).
+   * Reading the input: called after each chunk's lines are counted.
+   * @param bytesRead - input bytes consumed so far, the last chunk's included (compressed bytes
+   *   for gzip data).
    * @param totalBytes - the input's size in bytes, or `undefined` when unknown (stdin, a pipe).
-   * @param lines - lines read so far.
+   * @param lines - lines read so far, the last chunk's complete lines included.
    */
   reading(bytesRead: number, totalBytes: number | undefined, lines: number): void;
   /** Replaying: `done` of `total` requests decided. */
@@ -60,7 +61,7 @@ export function createProgress(
         totalBytes === undefined
           ? formatBytes(bytesRead)
           : `${percent(bytesRead, totalBytes)} (${formatBytes(bytesRead)} of ${formatBytes(totalBytes)})`;
-      show(`ratewarden: reading ${size}, ${groupDigits(lines)} lines`);
+      show(`ratewarden: reading ${size}, ${groupDigits(lines)} ${lines === 1 ? 'line' : 'lines'}`);
     },
     replaying(done, total) {
       if (now() - last < intervalMs) return;

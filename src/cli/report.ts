@@ -58,7 +58,7 @@ export function formatSummary(summary: ReplaySummary, input: InputLabel): string
     }
   }
   out.push(
-    `processed ${summary.lines} lines in ${formatDuration(summary.seconds)} ` +
+    `processed ${summary.lines} ${summary.lines === 1 ? 'line' : 'lines'} in ${formatDuration(summary.seconds)} ` +
       `(${groupDigits(summary.linesPerSecond)} lines/s)`,
   );
   return `${out.join('\n')}\n`;

@@ -20,11 +20,29 @@ export function requireBuiltCli(): void {
   }
 }
 
-/** Runs the built CLI. */
+/**
+ * Runs the built CLI. With `input`, stdin is a socket that carries it (what `child_process` gives
+ * a child); without, stdin is `/dev/null`, as in CI.
+ */
 export function cli(args: string[], input?: string | Buffer): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [CLI, ...args], {
     encoding: 'utf8',
-    ...(input === undefined ? {} : { input }),
+    ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }),
+    maxBuffer: 16 << 20,
+  });
+}
+
+/**
+ * Runs the built CLI with `file`'s bytes on stdin through a real pipe (a FIFO: `cat FILE | ratewarden
+ * …` in `/bin/sh`), or through a redirect (`ratewarden … < FILE`) when `how` is `'redirect'`.
+ * The exit code is the CLI's.
+ */
+export function cliFromShell(args: string[], file: string, how: 'pipe' | 'redirect' = 'pipe'): SpawnSyncReturns<string> {
+  const script =
+    how === 'pipe' ? 'cat "$1" | { shift; "$@"; }' : 'f=$1; shift; "$@" < "$f"';
+  return spawnSync('/bin/sh', ['-c', script, 'sh', file, process.execPath, CLI, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 16 << 20,
   });
 }

@@ -92,7 +92,7 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
   it('reports the first 5 malformed lines, then a count; still prints a summary', () => {
     const text = Array.from({ length: 7 }, (_, i) => `garbage ${i + 1}\n`).join('');
     const run = cli(['replay', '-', '--json'], text);
-    // No line parsed at all: the summary is printed, and the exit status says it went wrong.
+    // No line parsed at all: the summary is printed, and exit code 1 says nothing was replayed.
     expect(run.status).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ requests: 0, allowed: 0, rejected: 0, clients: 0, malformed: 7 });
     expect(stderrLines(run)).toEqual([
@@ -102,7 +102,7 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
       'ratewarden: line 4: malformed (no authuser): garbage 4',
       'ratewarden: line 5: malformed (no authuser): garbage 5',
       'ratewarden: 2 more malformed lines not shown (7 in all)',
-      'ratewarden: no line of the input is in the Common or Combined Log Format (`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)',
+      'ratewarden: nothing to replay: no line of the input is in the Common or Combined Log Format (`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)',
     ]);
     const human = cli(['replay', '-'], text);
     expect(human.status).toBe(1);
@@ -130,15 +130,16 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     expect(cliJson(['replay', misnamed, ...FIXTURE_ARGS])).toMatchObject(FIXTURE_EXPECTED);
   });
 
-  it('exits 1 when no line parses (a binary file), and notes an empty input', () => {
+  it('exits 1 when no line parses (a binary file), and when the input is empty', () => {
     const binary = Buffer.from(Array.from({ length: 3_000 }, (_, i) => (i * 7919) % 256));
     const run = cli(['replay', '-'], binary);
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^requests {14}0$/m);
-    expect(stderrLines(run).at(-1)).toMatch(/^ratewarden: no line of the input is in the Common or Combined Log Format/);
+    expect(stderrLines(run).at(-1)).toMatch(/^ratewarden: nothing to replay: no line of the input is in the Common or Combined Log Format/);
     const empty = cli(['replay', '-'], '');
-    expect(empty.status).toBe(0);
-    expect(stderrLines(empty)).toEqual(['ratewarden: the input is empty']);
+    expect(empty.status).toBe(1);
+    expect(empty.stdout).toMatch(/^requests {14}0$/m);
+    expect(stderrLines(empty)).toEqual(['ratewarden: the input is empty (or blank): nothing to replay']);
   });
 
   it('writes no progress when stderr is not a terminal', () => {
@@ -200,8 +201,20 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     });
 
     it('a bad --top', () => {
-      fails(['replay', '--top', 'x'], /^ratewarden: expected `--top` to be a non-negative integer, got `x`\n$/);
-      fails(['replay', '--top=-1'], /^ratewarden: expected `--top` to be a non-negative integer, got `-1`\n$/);
+      fails(['replay', '--top', 'x'], /^ratewarden: expected `--top` to be a non-negative safe integer, got `"x"` \(string\)\n$/);
+      fails(['replay', '--top=-1'], /^ratewarden: expected `--top` to be a non-negative safe integer, got `-1` \(number\)\n$/);
+      fails(['replay', '--top', '-1'], /^ratewarden: expected `--top` to be a non-negative safe integer, got `-1` \(number\)\n$/);
+      fails(['replay', '--top', '2.5'], /^ratewarden: expected `--top` to be a non-negative safe integer, got `2\.5` \(number\)\n$/);
+      fails(['replay', '--top', '9007199254740992'], /^ratewarden: expected `--top` to be a non-negative safe integer, got `9007199254740992` \(number\)\n$/);
+    });
+
+    it('an option where a value was expected: names both', () => {
+      fails(
+        ['replay', '--window', '--json'],
+        /^ratewarden: option `--window` needs a value \(a number of seconds from 0\.001 to 1000000000, in whole milliseconds\), got the option `--json`\n$/,
+      );
+      fails(['replay', '--strategy', '-h'], /^ratewarden: option `--strategy` needs a value \(one of .*\), got the option `-h`\n$/);
+      fails(['replay', '--top', '--threshold', '5'], /^ratewarden: option `--top` needs a value \(a non-negative safe integer\), got the option `--threshold`\n$/);
     });
 
     it('an unknown option, a flag with a value, an unknown command, two files', () => {
@@ -227,7 +240,7 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     const replayHelp = cli(['replay', '--help']);
     expect(replayHelp.status).toBe(0);
     expect(replayHelp.stdout).toContain(
-      'Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS] [--strategy NAME] [--json] [--top N]',
+      'Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS]\n                         [--strategy NAME] [--json] [--top N]\n',
     );
     expect(replayHelp.stdout).toContain('(default 60)');
     const version = cli(['--version']);
