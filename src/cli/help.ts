@@ -56,8 +56,9 @@ Arguments:
   FILE                path of the log; \`-\` reads stdin. With no FILE, stdin is
                       read when it is a pipe or a file (\`zcat access.log.gz |
                       ratewarden replay\`, \`ratewarden replay < access.log\`);
-                      from a terminal or /dev/null, the built-in sample (10,000
-                      requests) is replayed. Gzip data (a .gz file, or gzip on
+                      from a terminal or /dev/null, or when the pipe is
+                      empty, the built-in sample (10,000 requests) is
+                      replayed. Gzip data (a .gz file, or gzip on
                       stdin) is recognised by its first bytes and gunzipped.
 
 Options:

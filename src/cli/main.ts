@@ -2,7 +2,8 @@
  * The `ratewarden` command: parses the arguments, picks the input (a FILE, `-`, piped stdin or
  * the built-in sample), runs the subcommand, prints errors as one line on stderr and sets the
  * exit code ({@link EXIT_CODES}): 0 when requests were replayed, 1 when the input had none (empty,
- * or no line in the log format), 2 for an error (no report).
+ * or no line in the log format), 2 for an error (no report). With no FILE, a piped stdin that
+ * turns out empty is not an input: the built-in sample is replayed, as stderr says.
  *
  * @module
  */
@@ -124,14 +125,24 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
     label = { file: operand, sample: false };
   }
 
-  const summary: ReplaySummary = await replay({
-    input,
-    threshold,
-    windowSeconds,
-    strategy,
-    top,
-    progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
-  });
+  const run = (from: string | AsyncIterable<Uint8Array | string>): Promise<ReplaySummary> =>
+    replay({
+      input: from,
+      threshold,
+      windowSeconds,
+      strategy,
+      top,
+      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
+    });
+  let summary = await run(input);
+  if (stdinByDefault && summary.lines === 0) {
+    // No FILE and a pipe that closed with no line: no input was given after all (a harness
+    // that runs every command with an empty pipe for stdin). Said, never silent.
+    io.stderr.write('ratewarden: stdin is empty (or blank): replaying the built-in sample instead (give `-` to replay stdin as it is)\n');
+    input = fileURLToPath(SAMPLE_URL);
+    label = { file: input, sample: true };
+    summary = await run(input);
+  }
 
   for (const example of summary.malformedExamples) {
     io.stderr.write(
@@ -150,10 +161,7 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   );
   if (summary.lines === 0) {
     io.stderr.write(
-      stdinByDefault
-        ? 'ratewarden: stdin is empty (or blank): nothing to replay (with no FILE, the built-in ' +
-            'sample is replayed when stdin is a terminal or /dev/null)\n'
-        : 'ratewarden: the input is empty (or blank): nothing to replay\n',
+      'ratewarden: the input is empty (or blank): nothing to replay\n',
     );
     return EXIT_CODES.nothingReplayed;
   }

@@ -49,15 +49,22 @@ describe('ratewarden replay with no FILE', { timeout: 60_000 }, () => {
     expect(stderrLines(run)[0]).toBe('ratewarden: no FILE given: replaying stdin (a file)');
   });
 
-  it('an empty pipe: no sample, a message, exit code 1', () => {
+  it('an empty pipe is no input: the sample, said on stderr, exit code 0', () => {
+    // A harness that runs every command with an empty pipe for stdin still gets the README's main job.
     const run = cliFromShell(['replay', '--json'], join(dir, 'empty.log'));
-    expect(run.status).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({ file: '-', sample: false, lines: 0, requests: 0 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject(SAMPLE_JSON);
     expect(stderrLines(run)).toEqual([
       'ratewarden: no FILE given: replaying stdin (a pipe)',
-      'ratewarden: stdin is empty (or blank): nothing to replay (with no FILE, the built-in sample ' +
-        'is replayed when stdin is a terminal or /dev/null)',
+      'ratewarden: stdin is empty (or blank): replaying the built-in sample instead (give `-` to replay stdin as it is)',
     ]);
+  });
+
+  it('an empty stdin given as `-` is replayed as it is: nothing to replay, exit code 1', () => {
+    const run = cliFromShell(['replay', '-', '--json'], join(dir, 'empty.log'));
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ file: '-', sample: false, lines: 0, requests: 0 });
+    expect(stderrLines(run)).toEqual(['ratewarden: the input is empty (or blank): nothing to replay']);
   });
 
   it('replays the sample when stdin is /dev/null (CI), saying nothing on stderr', () => {
