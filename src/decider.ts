@@ -148,10 +148,10 @@ export class Decider<State> {
    * into the callers' hot loops.)
    * @throws for a bad tier or clock, or what the strategy throws (nothing recorded).
    */
-  decideSync(user: User | string, key: string, cost: number): RateLimitResult {
+  decideSync(user: User | string, key: string, cost: number, shadow = false): RateLimitResult {
     const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
     const now = this.#clock.read(quota.windowMs);
-    return this.observer.observe(key, cost, (this.table as KeyTable<State>).consume(key, now, cost, quota));
+    return this.observer.observe(key, cost, (this.table as KeyTable<State>).consume(key, now, cost, quota), quota, shadow);
   }
 
   /**
@@ -171,15 +171,16 @@ export class Decider<State> {
    *
    * @param skip - asked once the lock is held: `true` decides nothing and resolves to
    *   {@link NOT_DECIDED} (a waiter aborted while its attempt waited for the lock).
+   * @param shadow - counted and published as a shadow decision (`RequestOptions.shadow`).
    * @returns a promise of the result; it rejects (never throws) for a bad tier or clock, or a
    *   store error.
    */
-  decideAsync(user: User | string, key: string, cost: number, record: boolean, skip?: () => boolean): Promise<RateLimitResult> {
+  decideAsync(user: User | string, key: string, cost: number, record: boolean, skip?: () => boolean, shadow = false): Promise<RateLimitResult> {
     const decide = (): Promise<RateLimitResult> => {
       if (skip?.() === true) return Promise.resolve(NOT_DECIDED);
       const quota = this.quotaFor(user, key);
       const pending = Promise.resolve(this.decideAt(key, cost, quota, this.#clock.read(quota.windowMs), record));
-      return record ? pending.then((result) => this.observer.observe(key, cost, result)) : pending;
+      return record ? pending.then((result) => this.observer.observe(key, cost, result, quota, shadow)) : pending;
     };
     if (this.#locking) return this.mutex.runExclusive(key, decide);
     // An atomic store: decisions run together, but never inside a group's check-then-record of

@@ -30,6 +30,7 @@ export { ipKey } from './ip-key.js';
 export type { IpKeyOptions } from './ip-key.js';
 export type { RateLimitHeadersOptions, RateLimitPolicy, RateLimitProblem, RateLimitProblemOptions } from './http-headers.js';
 export type {
+  DecisionInfo,
   DecisionListener,
   ListenerErrorListener,
   RateLimiterEvents,

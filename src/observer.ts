@@ -11,6 +11,7 @@
  * @module
  */
 import { rangeError, typeError } from './errors.js';
+import type { Quota } from './quota.js';
 import type { RateLimitResult } from './result.js';
 
 /**
@@ -32,6 +33,11 @@ export interface RateLimiterStats {
    * A `waitForSlot` that waits counts one rejection for each attempt that found no slot.
    */
   readonly rejected: number;
+  /**
+   * Of the {@link rejected} decisions, those made in shadow (`{ shadow: true }`, a middleware's
+   * `mode: 'shadow'`): requests that a limit would have refused but that were let through.
+   */
+  readonly shadowRejected: number;
   /** Keys tracked now (as `RateLimiter.size`; always 0 with a store, which keeps its own state). */
   readonly keys: number;
   /**
@@ -52,14 +58,35 @@ export interface RateLimiterStats {
 }
 
 /**
+ * What a {@link DecisionListener} is told about a decision besides its key, result and cost:
+ * the labels a metric or a log line needs.
+ */
+export interface DecisionInfo {
+  /**
+   * Whether the decision was made in shadow (`{ shadow: true }`, a middleware's
+   * `mode: 'shadow'`): a rejection was then not enforced, the request went through.
+   */
+  readonly shadow: boolean;
+  /** The limiter's `name` option (`"api"`, `"login"`); `undefined` when it has none. */
+  readonly name: string | undefined;
+  /**
+   * The `tier` of the quota the decision applied: that of the object `limitFor` returned, or
+   * the limiter's own `tier` option for the default quota; `undefined` when that has none.
+   */
+  readonly tier: string | undefined;
+}
+
+/**
  * Called after each decision the limiter counts in {@link RateLimiterStats} (`allowed` or
  * `rejected`), synchronously, before the caller gets the result.
  *
  * @param key - the key decided on (the user's id).
  * @param result - the result, the very object the caller gets: do not modify it.
  * @param cost - the request's cost.
+ * @param info - the limiter's name, the quota's tier and whether the decision was a shadow one
+ *   ({@link DecisionInfo}); a fresh object per decision, made only while a listener is registered.
  */
-export type DecisionListener = (key: string, result: RateLimitResult, cost: number) => void;
+export type DecisionListener = (key: string, result: RateLimitResult, cost: number, info: DecisionInfo) => void;
 
 /** What a {@link SweepListener} is told about a completed sweep. */
 export interface SweepInfo {
@@ -100,15 +127,30 @@ export class Observer {
   allowed = 0;
   /** Decisions that rejected a request. */
   rejected = 0;
+  /** Of those, the shadow ones. */
+  shadowRejected = 0;
+  /** The limiter's `name` option, for {@link DecisionInfo}. */
+  readonly #name: string | undefined;
   #onDecision: readonly DecisionListener[] | undefined;
   #onSweep: readonly SweepListener[] | undefined;
   #onError: readonly ListenerErrorListener[] | undefined;
 
-  /** Counts a decision and tells the `decision` listeners, if any; returns the result. */
-  observe(key: string, cost: number, result: RateLimitResult): RateLimitResult {
+  /** @param name - the limiter's `name` option. */
+  constructor(name: string | undefined) {
+    this.#name = name;
+  }
+
+  /**
+   * Counts a decision made under `quota` and tells the `decision` listeners, if any; returns
+   * the result.
+   */
+  observe(key: string, cost: number, result: RateLimitResult, quota: Quota, shadow: boolean): RateLimitResult {
     if (result.allowed) this.allowed++;
-    else this.rejected++;
-    if (this.#onDecision !== undefined) this.#emitDecision(key, result, cost);
+    else {
+      this.rejected++;
+      if (shadow) this.shadowRejected++;
+    }
+    if (this.#onDecision !== undefined) this.#emitDecision(key, result, cost, { shadow, name: this.#name, tier: quota.tier });
     return result;
   }
 
@@ -169,10 +211,10 @@ export class Observer {
     }
   }
 
-  #emitDecision(key: string, result: RateLimitResult, cost: number): void {
+  #emitDecision(key: string, result: RateLimitResult, cost: number, info: DecisionInfo): void {
     for (const listener of this.#onDecision as readonly DecisionListener[]) {
       try {
-        listener(key, result, cost);
+        listener(key, result, cost, info);
       } catch (error) {
         this.#listenerFailed(error);
       }

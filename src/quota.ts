@@ -23,6 +23,8 @@ export interface Quota {
    * the strategy's documented multiple of it).
    */
   readonly windowSeconds: number;
+  /** The quota's name (its tier), as given in {@link QuotaOptions.tier}; `undefined` when none. */
+  readonly tier?: string | undefined;
 }
 
 /**
@@ -44,6 +46,14 @@ export interface QuotaOptions {
    * (their `maxThresholdTimesWindowMs`).
    */
   readonly windowSeconds: number;
+  /**
+   * A name for this quota, such as `"free"` or `"pro"`: the tier that `decision` listeners are
+   * told of (`DecisionInfo.tier`), for metrics and logs. A non-empty string; it changes no
+   * decision. On `RateLimiter` options it names the default quota; on the object `limitFor`
+   * returns, that tier.
+   * @default undefined (no name)
+   */
+  readonly tier?: string | undefined;
 }
 
 /**
@@ -66,6 +76,8 @@ export interface QuotaBounds {
 export interface QuotaNames {
   readonly threshold: string;
   readonly windowSeconds: string;
+  /** The name of the `tier` option in messages. @default `"tier"` */
+  readonly tier?: string;
 }
 
 const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSeconds' };
@@ -74,12 +86,14 @@ const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSecond
 export const QUOTA_OPTIONS = knownOptions('createQuota options', {
   threshold: true,
   windowSeconds: true,
+  tier: true,
 } satisfies Record<keyof QuotaOptions, true>);
 
 /** The keys of {@link QuotaNames}. */
 const QUOTA_NAMES = knownOptions('createQuota names', {
   threshold: true,
   windowSeconds: true,
+  tier: true,
 } satisfies Record<keyof QuotaNames, true>);
 
 /** The shortest window (and sweep interval): one millisecond. */
@@ -159,7 +173,13 @@ export function buildQuota(options: QuotaOptions, bounds?: QuotaBounds, names: Q
       threshold,
     );
   }
-  return Object.freeze({ threshold, windowMs, windowSeconds });
+  const tier = options.tier;
+  if (tier !== undefined && (typeof tier !== 'string' || tier === '')) {
+    const name = names.tier ?? 'tier';
+    if (typeof tier !== 'string') throw typeError(name, 'a non-empty string or undefined', tier);
+    throw rangeError(name, 'a non-empty string or undefined', tier);
+  }
+  return Object.freeze({ threshold, windowMs, windowSeconds, tier });
 }
 
 /**

@@ -14,7 +14,7 @@ import { RateWardenRangeError, checkKnownKeys, isObject, knownOptions, notSynchr
 import type { KeyTable, TableCheck, TableRequest } from './key-table.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
-import { costOf, keyOf, type RequestOptions, type User } from './request.js';
+import { costOf, keyOf, shadowOf, type RequestOptions, type User } from './request.js';
 import type { RateLimitResult } from './result.js';
 import { isBatching, type BatchRequest, type BatchingStore, type StoreBatch } from './store.js';
 
@@ -80,6 +80,13 @@ interface Step {
   readonly member: Member;
   readonly key: string;
   readonly quota: Quota;
+}
+
+/** A request, planned: each member's step, the cost, and whether it is a shadow decision. */
+interface Plan {
+  readonly steps: Step[];
+  readonly cost: number;
+  readonly shadow: boolean;
 }
 
 /**
@@ -237,8 +244,9 @@ export class RateLimitGroup {
   }
 
   /** Each member's key and quota for `user` (validating the user and cost as limiters do). */
-  #plan(user: User | string, options: RequestOptions | undefined): { steps: Step[]; cost: number } {
+  #plan(user: User | string, options: RequestOptions | undefined): Plan {
     const cost = costOf(options);
+    const shadow = shadowOf(options);
     const steps = this.#members.map((member) => {
       const memberUser = member.key === undefined ? user : member.key(user);
       const key = keyOf(memberUser);
@@ -271,7 +279,7 @@ export class RateLimitGroup {
         pairs.add(pair);
       }
     }
-    return { steps, cost };
+    return { steps, cost, shadow };
   }
 
   #decideSync(user: User | string, options: RequestOptions | undefined, record: boolean): GroupResult {
@@ -279,14 +287,15 @@ export class RateLimitGroup {
   }
 
   /** {@link #decideSync} of a planned request. */
-  #decidePlanned({ steps, cost }: { steps: Step[]; cost: number }, record: boolean): GroupResult {
+  #decidePlanned(plan: Plan, record: boolean): GroupResult {
+    const { steps, cost } = plan;
     const results = new Array<RateLimitResult>(steps.length);
     const tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
-    if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
+    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
     recordInMemory(tables, results);
     // Every limit allowed on checking, so each allows on recording (same time, same state).
-    return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
+    return this.#observed(plan, this.#combine(results, results.every((r) => r.allowed)));
   }
 
   /**
@@ -294,11 +303,11 @@ export class RateLimitGroup {
    * its `decision` listeners: every limit when the group allowed; when it rejected, the limits
    * that rejected (the others recorded nothing, and count nothing).
    */
-  #observed(steps: readonly Step[], cost: number, result: GroupResult): GroupResult {
+  #observed({ steps, cost, shadow }: Plan, result: GroupResult): GroupResult {
     for (let i = 0; i < steps.length; i++) {
       const r = result.results[i] as RateLimitResult;
       const step = steps[i] as Step;
-      if (result.allowed || !r.allowed) step.member.decider.observer.observe(step.key, cost, r);
+      if (result.allowed || !r.allowed) step.member.decider.observer.observe(step.key, cost, r, step.quota, shadow);
     }
     return result;
   }
@@ -313,9 +322,10 @@ export class RateLimitGroup {
    * groups) then wait until the group has recorded, so that what it checked still holds once its
    * stores have recorded.
    */
-  async #decideLocked({ steps, cost }: { steps: Step[]; cost: number }, record: boolean): Promise<GroupResult> {
+  async #decideLocked(plan: Plan, record: boolean): Promise<GroupResult> {
+    const { steps } = plan;
     // One atomic step in the store: no lock to take here.
-    if (this.#batch !== undefined) return this.#criticalSection(steps, cost, record);
+    if (this.#batch !== undefined) return this.#criticalSection(plan, record);
     // Lock the keys in one global order: by lock (a store's is shared by its limiters; each
     // in-memory limiter has its own), then key.
     const locked = steps
@@ -323,13 +333,14 @@ export class RateLimitGroup {
       .sort((a, b) => a.member.decider.lockOrder - b.member.decider.lockOrder || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const run = (i: number): Promise<GroupResult> => {
       const step = locked[i];
-      if (step === undefined) return this.#criticalSection(steps, cost, record);
+      if (step === undefined) return this.#criticalSection(plan, record);
       return step.member.decider.mutex.runExclusive(step.key, () => run(i + 1));
     };
     return run(0);
   }
 
-  async #criticalSection(steps: readonly Step[], cost: number, record: boolean): Promise<GroupResult> {
+  async #criticalSection(plan: Plan, record: boolean): Promise<GroupResult> {
+    const { steps, cost } = plan;
     const batch = this.#batch;
     if (batch !== undefined) {
       // One step for every limit (one script call for Redis): checked, and recorded only if all allow.
@@ -342,7 +353,7 @@ export class RateLimitGroup {
       }));
       const results = await batch.decideAll(requests, record);
       if (!record) return this.#combine(results, null);
-      return this.#observed(steps, cost, this.#combine(results, results.every((r) => r.allowed)));
+      return this.#observed(plan, this.#combine(results, results.every((r) => r.allowed)));
     }
     // The stores' limits first; every check settles before the locks are released, even when
     // one fails. (The in-memory limits are checked once the awaits are over: they may change
@@ -360,7 +371,7 @@ export class RateLimitGroup {
     // keys together.
     let tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
-    if (!results.every((r) => r.allowed)) return this.#observed(steps, cost, this.#combine(results, false));
+    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
     // The stores are recorded first, the in-memory limits only once every store has: a store that
     // fails (or times out) or refuses between the check and the record leaves them uncharged.
     // The stores hold their keys (exclusively, atomic ones too), so each allows on recording what
@@ -373,7 +384,7 @@ export class RateLimitGroup {
       awaited = true;
       const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
       results[i] = recorded;
-      if (!recorded.allowed) return this.#observed(steps, cost, this.#combine(results, false));
+      if (!recorded.allowed) return this.#observed(plan, this.#combine(results, false));
     }
     if (awaited) {
       // Checked again, and recorded in the same synchronous step: their keys are locked, but a
@@ -381,11 +392,11 @@ export class RateLimitGroup {
       // refuses now, after the stores recorded.
       tables = checkInMemory(steps, cost, results);
       if (!steps.every((s, i) => !s.member.inMemory || (results[i] as RateLimitResult).allowed)) {
-        return this.#observed(steps, cost, this.#combine(results, false));
+        return this.#observed(plan, this.#combine(results, false));
       }
     }
     recordInMemory(tables, results);
-    return this.#observed(steps, cost, this.#combine(results, true));
+    return this.#observed(plan, this.#combine(results, true));
   }
 
   /**

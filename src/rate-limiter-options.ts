@@ -19,6 +19,13 @@ import type { LimitFor } from './tiers.js';
  */
 export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
   /**
+   * A name for this limit, such as `"api"` or `"login"`: the label `decision` listeners are
+   * told of (`DecisionInfo.name`), for metrics and logs. A non-empty string; it changes no
+   * decision.
+   * @default undefined (no name)
+   */
+  readonly name?: string | undefined;
+  /**
    * The algorithm: an in-memory {@link RateLimitStrategy} (the limiter holds each key's state;
    * usable with both `allowRequest` and `allowRequestSync`), or a {@link RateLimitStore} (the
    * state is in a store such as Redis; `allowRequest` only). Told apart by their members: a
@@ -97,6 +104,8 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
 export const RATE_LIMITER_OPTIONS = knownOptions('RateLimiter options', {
   threshold: true,
   windowSeconds: true,
+  tier: true,
+  name: true,
   strategy: true,
   clock: true,
   limitFor: true,

@@ -14,13 +14,13 @@
  */
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
-import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, rangeError, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
 import { buildQuota, checkSeconds } from './quota.js';
 import { RATE_LIMITER_OPTIONS, type RateLimiterOptions } from './rate-limiter-options.js';
-import { costOf, keyOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
+import { costOf, keyOf, shadowOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
 import type { CachingStore, RateLimitStore } from './store.js';
 import { SlidingWindowLog } from './strategies/sliding-window-log.js';
@@ -64,6 +64,7 @@ export class RateLimiter<State = unknown> {
   readonly #strategy: RateLimitStrategy<State> | RateLimitStore;
   readonly #decider: Decider<State>;
   readonly #waits: WaitQueues;
+  readonly #name: string | undefined;
 
   /**
    * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object, has a key that
@@ -95,7 +96,13 @@ export class RateLimiter<State = unknown> {
     this.#strategy = strategy;
     const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, shape);
     const time = new MonotonicClock(clock);
-    const observer = new Observer();
+    const name = options.name;
+    if (name !== undefined && (typeof name !== 'string' || name === '')) {
+      if (typeof name !== 'string') throw typeError('name', 'a non-empty string or undefined', name);
+      throw rangeError('name', 'a non-empty string or undefined', name);
+    }
+    this.#name = name;
+    const observer = new Observer(name);
     let keeper: Keeper<State>;
     if (shape.inMemory) {
       const table = new KeyTable(strategy as RateLimitStrategy<State>, {
@@ -115,6 +122,11 @@ export class RateLimiter<State = unknown> {
     this.#decider = decider;
     this.#waits = new WaitQueues(decider);
     registerDecider(this, decider);
+  }
+
+  /** The `name` option: the limit's label in `decision` listeners' `DecisionInfo`; `undefined` when none. */
+  get name(): string | undefined {
+    return this.#name;
   }
 
   /** Requests (cost units) allowed per window and key (read-only). */
@@ -160,8 +172,8 @@ export class RateLimiter<State = unknown> {
     try {
       // The common case, a string key and no options, skips the parsing (as allowRequestSync
       // does); everything else is checked by `keyOf` and `costOf`.
-      if (typeof user === 'string' && options === undefined && user !== '') return this.#allow(user, user, 1);
-      return this.#allow(user, keyOf(user), costOf(options));
+      if (typeof user === 'string' && options === undefined && user !== '') return this.#allow(user, user, 1, false);
+      return this.#allow(user, keyOf(user), costOf(options), shadowOf(options));
     } catch (error) {
       // Bad input, a failing clock or strategy, or `this` not a RateLimiter.
       return Promise.reject(error);
@@ -173,10 +185,10 @@ export class RateLimiter<State = unknown> {
    * the key between its check and its record (a group with a store): then once the group is
    * done. May throw (its caller turns that into a rejection).
    */
-  #allow(user: User | string, key: string, cost: number): Promise<RateLimitResult> {
+  #allow(user: User | string, key: string, cost: number, shadow: boolean): Promise<RateLimitResult> {
     const decider = this.#decider;
-    if (decider.table !== undefined && !decider.mutex.isHeld(key)) return Promise.resolve(decider.decideSync(user, key, cost));
-    return decider.decideAsync(user, key, cost, true);
+    if (decider.table !== undefined && !decider.mutex.isHeld(key)) return Promise.resolve(decider.decideSync(user, key, cost, shadow));
+    return decider.decideAsync(user, key, cost, true, undefined, shadow);
   }
 
   /**
@@ -192,7 +204,7 @@ export class RateLimiter<State = unknown> {
     if (decider.table === undefined) throw notSynchronous(decider.name, 'allowRequestSync');
     // The common case, a string key and no options, skips the parsing.
     if (typeof user === 'string' && options === undefined && user !== '') return decider.decideSync(user, user, 1);
-    return decider.decideSync(user, keyOf(user), costOf(options));
+    return decider.decideSync(user, keyOf(user), costOf(options), shadowOf(options));
   }
 
   /**
@@ -348,7 +360,7 @@ export class RateLimiter<State = unknown> {
 
   /**
    * The limiter's counters, as a fresh plain object (a snapshot): decisions `allowed` and
-   * `rejected`, `keys` tracked now, `sweeps` completed and `sweptKeys` dropped by them,
+   * `rejected` (of which `shadowRejected` were shadow decisions), `keys` tracked now, `sweeps` completed and `sweptKeys` dropped by them,
    * `evictedKeys` forgotten under `maxKeys`, callers `waiting` in {@link waitForSlot}. See
    * {@link RateLimiterStats}.
    *
@@ -361,6 +373,7 @@ export class RateLimiter<State = unknown> {
     return {
       allowed: observer.allowed,
       rejected: observer.rejected,
+      shadowRejected: observer.shadowRejected,
       keys: table?.size ?? 0,
       sweeps: table?.sweeps ?? 0,
       sweptKeys: table?.sweptKeys ?? 0,
@@ -371,7 +384,7 @@ export class RateLimiter<State = unknown> {
 
   /**
    * Listens to the limiter's events (see {@link RateLimiterEvents}):
-   * - `'decision'`: `(key, result, cost)`, after each decision counted in {@link stats}, in the
+   * - `'decision'`: `(key, result, cost, info)`, after each decision counted in {@link stats}, in the
    *   order of the decisions of a key, synchronously, before the caller gets the result;
    * - `'sweep'`: `({ dropped, automatic, keys })`, after each `cleanUp()` and each full pass of
    *   the automatic sweep (never with a store, which keeps no key here);

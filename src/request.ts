@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkKnownKeys, checkObject, checkPositiveInteger, isObject, knownOptions, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, isObject, knownOptions, optionalBoolean, rangeError, typeError } from './errors.js';
 
 /**
  * A client of the limited resource. Only `id` is used: it is the key the limit applies to. Not an
@@ -30,6 +30,15 @@ export interface RequestOptions {
    * @default 1
    */
   readonly cost?: number;
+  /**
+   * A shadow decision, for rolling out a limit on live traffic: the request is decided and
+   * recorded exactly as without it (the same result, the same state afterwards), but a
+   * rejection is also counted in `stats().shadowRejected` and `decision` listeners are told
+   * `info.shadow === true`. The caller then lets the request proceed anyway (the middlewares'
+   * `mode: 'shadow'` does); the limiter itself refuses nothing either way. `peek` ignores it.
+   * @default false
+   */
+  readonly shadow?: boolean;
 }
 
 /**
@@ -66,7 +75,7 @@ export interface WaitOptions {
 }
 
 /** The keys of {@link RequestOptions}: a decision rejects any other. */
-const REQUEST_OPTIONS = knownOptions('request options', { cost: true } satisfies Record<keyof RequestOptions, true>);
+const REQUEST_OPTIONS = knownOptions('request options', { cost: true, shadow: true } satisfies Record<keyof RequestOptions, true>);
 
 /** The keys of {@link WaitOptions}: `waitForSlot` rejects any other. */
 const WAIT_OPTIONS = knownOptions('waitForSlot options', {
@@ -110,9 +119,19 @@ export function costOf(options: unknown): number {
   checkObject('options', options, 'an object or undefined');
   // The hot path: `checkKnownKeys` unrolled for its one key.
   for (const key in options) {
-    if (key !== 'cost' && Object.hasOwn(options, key)) checkKnownKeys(options, REQUEST_OPTIONS);
+    if (key !== 'cost' && key !== 'shadow' && Object.hasOwn(options, key)) checkKnownKeys(options, REQUEST_OPTIONS);
   }
   return costIn(options);
+}
+
+/**
+ * @internal The `shadow` flag of {@link RequestOptions} already checked by {@link costOf}:
+ * `false` when absent.
+ * @throws {RateWardenTypeError} naming `shadow` when it is neither a boolean nor `undefined`.
+ */
+export function shadowOf(options: object | undefined): boolean {
+  if (options === undefined) return false;
+  return optionalBoolean('shadow', (options as { shadow?: unknown }).shadow, false);
 }
 
 /** The `cost` of a checked options object: 1 when absent. */

@@ -11,7 +11,7 @@ import type { User } from './request.js';
 /** The `limitFor` option of `RateLimiter`: a user's quota, or `undefined` for the default. */
 export type LimitFor = (user: User | string, key: string) => QuotaOptions | undefined;
 
-const TIER_NAMES: QuotaNames = { threshold: 'limitFor().threshold', windowSeconds: 'limitFor().windowSeconds' };
+const TIER_NAMES: QuotaNames = { threshold: 'limitFor().threshold', windowSeconds: 'limitFor().windowSeconds', tier: 'limitFor().tier' };
 
 /**
  * @internal Resolves `limitFor` to validated quotas, cached by the identity of the object it
@@ -37,9 +37,9 @@ export class Tiers {
   /**
    * The quota for `user`.
    * @throws what `limitFor` throws; a `TypeError` naming `limitFor()` when it returns neither an
-   *   object nor `undefined`, or an object with a key that is not `threshold` or `windowSeconds`
+   *   object nor `undefined`, or an object with a key that is not `threshold`, `windowSeconds` or `tier`
    *   (code `ERR_RATEWARDEN_UNKNOWN_OPTION`); a `TypeError` / `RangeError` naming `limitFor().threshold` or
-   *   `limitFor().windowSeconds` when the returned quota is invalid.
+   *   `limitFor().windowSeconds` or `limitFor().tier` when the returned quota is invalid.
    */
   quotaFor(user: User | string, key: string): Quota {
     const chosen: unknown = this.#limitFor(user, key);

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkKnownKeys, checkObject, optionalBoolean, optionalFunction, typeError, type KnownOptions } from '../errors.js';
+import { checkKnownKeys, checkObject, optionalBoolean, optionalFunction, rangeError, typeError, type KnownOptions } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import { checkIpv6Subnet, keyOf } from '../ip-key.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
@@ -81,9 +81,22 @@ export interface RateLimitMiddlewareOptions<Req> {
    */
   readonly policy?: RateLimitPolicy | readonly RateLimitPolicy[] | PolicyFunction<Req>;
   /**
+   * `"enforce"` refuses the requests the limit rejects (a 429). `"shadow"` rolls a limit out
+   * safely (as Envoy's shadow and Cloudflare's log actions do): every request is decided and
+   * recorded as usual (`allowRequest(user, { shadow: true })`), but none is refused: a request
+   * the limit rejects proceeds to the route, `onRejected` is never called, the would-be
+   * rejection is counted in the limiter's `stats().shadowRejected` (and in `rejected`), and its
+   * `decision` listeners get `info.shadow === true`, so that logs and metrics show who would
+   * be limited before the limit is enforced. No `Retry-After` is sent in shadow; the
+   * `RateLimit` fields only when `standardHeaders` (or `legacyHeaders`) is set to `true`.
+   * @default "enforce"
+   */
+  readonly mode?: 'enforce' | 'shadow';
+  /**
    * Whether to send the IETF `RateLimit-Policy` and `RateLimit` fields, on allowed and rejected
    * responses alike.
-   * @default true
+   * @default true, or false when `mode` is `"shadow"` (clients are not told of a limit that is
+   *   not enforced, unless you ask)
    */
   readonly standardHeaders?: boolean;
   /**
@@ -163,7 +176,7 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** @internal Validated options, ready for {@link decide}. */
 export interface MiddlewareConfig<Req> {
-  readonly limiter: { allowRequest(user: User | string, options?: { cost?: number }): Promise<RateLimitResult> };
+  readonly limiter: { allowRequest(user: User | string, options?: { cost?: number; shadow?: boolean }): Promise<RateLimitResult> };
   readonly key: (req: Req) => User | string | PromiseLike<User | string>;
   readonly skip: ((req: Req) => boolean | PromiseLike<boolean>) | undefined;
   readonly cost: ((req: Req) => number | PromiseLike<number>) | undefined;
@@ -171,6 +184,8 @@ export interface MiddlewareConfig<Req> {
   readonly standard: boolean;
   readonly legacy: boolean;
   readonly onError: RateLimitMiddlewareOptions<Req>['onError'];
+  /** `mode: 'shadow'`: decide with `{ shadow: true }`, never refuse. */
+  readonly shadow: boolean;
 }
 
 /**
@@ -183,6 +198,7 @@ export const SHARED_OPTIONS = {
   skip: true,
   cost: true,
   policy: true,
+  mode: true,
   standardHeaders: true,
   legacyHeaders: true,
   onError: true,
@@ -231,7 +247,13 @@ export function checkOptions<Req>(
   const skip = optionalFunction('skip', options.skip);
   const cost = optionalFunction('cost', options.cost);
   const onError = optionalFunction('onError', options.onError);
-  const standard = optionalBoolean('standardHeaders', options.standardHeaders, true);
+  const mode: unknown = options.mode;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'shadow') {
+    if (typeof mode !== 'string') throw typeError('mode', "'enforce', 'shadow' or undefined", mode);
+    throw rangeError('mode', "'enforce', 'shadow' or undefined", mode);
+  }
+  const shadow = mode === 'shadow';
+  const standard = optionalBoolean('standardHeaders', options.standardHeaders, !shadow);
   const legacy = optionalBoolean('legacyHeaders', options.legacyHeaders, false);
 
   // A group has `names`; a limiter a `windowSeconds`.
@@ -262,6 +284,7 @@ export function checkOptions<Req>(
     standard,
     legacy,
     onError,
+    shadow,
   };
 }
 
@@ -273,11 +296,18 @@ function sampleResult(names: readonly string[] | undefined): RateLimitResult {
   return { ...one, results: names.map(() => one), names, binding: 0 } as RateLimitResult;
 }
 
-/** @internal A decision: the result and the header fields to send with the response. */
+/**
+ * @internal A decision: the result, the header fields to send with the response, and whether
+ * to refuse the request (rejected, and not in shadow).
+ */
 export interface Decision {
   readonly result: RateLimitResult;
   readonly headers: Record<string, string>;
+  readonly refuse: boolean;
 }
+
+/** The options of a shadow decision of cost 1. */
+const SHADOW = { shadow: true } as const;
 
 /**
  * @internal Decides one request: `undefined` to let it through untouched (skipped, or
@@ -292,12 +322,17 @@ export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Prom
     if (skipped === true) return undefined;
     const user = await config.key(req);
     const cost = config.cost === undefined ? undefined : await config.cost(req);
-    result = await config.limiter.allowRequest(user, cost === undefined ? undefined : { cost });
+    result = await config.limiter.allowRequest(
+      user,
+      config.shadow ? (cost === undefined ? SHADOW : { cost, shadow: true }) : cost === undefined ? undefined : { cost },
+    );
   } catch (error) {
     if (config.onError !== undefined && (await config.onError(req, error)) === 'allow') return undefined;
     throw error;
   }
   const policy = typeof config.policy === 'function' ? config.policy(req, result) : config.policy;
   const headers = rateLimitHeaders(result, { policy, standard: config.standard, legacy: config.legacy });
-  return { result, headers };
+  // In shadow, the request goes on: no wait to announce.
+  if (config.shadow) delete headers['Retry-After'];
+  return { result, headers, refuse: !result.allowed && !config.shadow };
 }

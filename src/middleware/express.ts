@@ -23,6 +23,7 @@ import { knownOptions, optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
 import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
+import { trustsEveryHop, warnPermissiveTrustProxy } from './trust-proxy.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export { ipKey } from '../ip-key.js';
@@ -92,14 +93,23 @@ const OPTIONS = knownOptions('expressRateLimit options', {
 export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const config = checkOptions<Request>(options, OPTIONS, clientAddress);
   const onRejected = optionalFunction('onRejected', options.onRejected);
+  // The default key is the client address: check once, on the first request (the app's
+  // settings are not known before), that `trust proxy` does not trust every hop.
+  let checkProxy = options.key === undefined;
 
   /** Resolves to whether to call `next()`. */
   const handle = async (req: Request, res: Response): Promise<boolean> => {
+    if (checkProxy) {
+      checkProxy = false;
+      if (trustsEveryHop((req.app as { get?: (name: string) => unknown } | undefined)?.get?.('trust proxy fn'))) {
+        warnPermissiveTrustProxy("Express's `trust proxy` setting", '`req.ip`');
+      }
+    }
     const decision = await decide(config, req);
     if (decision === undefined) return true;
     const { result, headers } = decision;
     if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name] as string);
-    if (result.allowed) return true;
+    if (!decision.refuse) return true;
     await sendRejection(rejectionResponse(res), result, onRejected && (() => onRejected(req, result, res)));
     return false;
   };

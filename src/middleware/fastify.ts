@@ -22,6 +22,7 @@ import type { RateLimitResult } from '../result.js';
 import { knownOptions, optionalFunction } from '../errors.js';
 import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
+import { fastifyTrustsEveryHop, warnPermissiveTrustProxy } from './trust-proxy.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
 export { ipKey } from '../ip-key.js';
@@ -104,13 +105,20 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
 export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateLimitHook {
   const config = checkOptions<FastifyRequest>(options, OPTIONS, (request) => request.ip);
   const onRejected = optionalFunction('onRejected', options.onRejected);
+  // The default key is the client address: check once, on the first request, that `trustProxy`
+  // does not trust every hop.
+  let checkProxy = options.key === undefined;
 
   return async (request, reply) => {
+    if (checkProxy) {
+      checkProxy = false;
+      if (fastifyTrustsEveryHop(request)) warnPermissiveTrustProxy("Fastify's `trustProxy` option", '`request.ip`');
+    }
     const decision = await decide(config, request);
     if (decision === undefined) return undefined;
     const { result, headers } = decision;
     reply.headers(headers);
-    if (result.allowed) return undefined;
+    if (!decision.refuse) return undefined;
     return sendRejection(rejectionResponse(reply), result, onRejected && (() => onRejected(request, result, reply)));
   };
 }

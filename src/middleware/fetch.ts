@@ -140,7 +140,7 @@ async function check({ config, onRejected }: FetchConfig, request: Request): Pro
   const decision = await decide(config, request);
   if (decision === undefined) return { result: undefined, headers: {}, response: undefined };
   const { result, headers } = decision;
-  if (result.allowed) return { result, headers, response: undefined };
+  if (!decision.refuse) return { result, headers, response: undefined };
   const response = await sendRejection(rejectionResponse(headers), result, onRejected && (() => onRejected(request, result)));
   return { result, headers, response };
 }

@@ -65,6 +65,10 @@ describe('README code blocks', () => {
     expect(await run('group')).toEqual(['false per-second 0,990,4990']);
   });
 
+  it('shadow: the third request is let through, logged and counted', async () => {
+    expect(await run('shadow')).toEqual(['would refuse k1 (limit api)', '200 200 200 1']);
+  });
+
   it('redis: a shared limit through node-redis, against a real redis-server', async () => {
     const server = await RedisServer.start();
     process.env.REDIS_URL = server.url;

@@ -50,9 +50,9 @@ const allowed: RateLimitResult = { allowed: true, remaining: 1, retryAfter: 0, l
 // Never connected: constructing a strategy sends nothing.
 const redis = createClient();
 
-const LIMITER = ['threshold', 'windowSeconds', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
+const LIMITER = ['threshold', 'windowSeconds', 'tier', 'name', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
 const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time', 'batchSize', 'blockCacheSize'];
-const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
+const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
 
@@ -72,7 +72,7 @@ const cases: readonly Case[] = [
   },
   {
     what: 'the quota returned by limitFor()',
-    known: ['threshold', 'windowSeconds'],
+    known: ['threshold', 'windowSeconds', 'tier'],
     call: (extra) => {
       const tier = { threshold: 5, windowSeconds: 1, ...extra };
       const { limiter, state } = limiterWithState({ limitFor: (_user: unknown, key: string) => (key === 'bob' ? tier : undefined) });
@@ -82,19 +82,19 @@ const cases: readonly Case[] = [
   },
   {
     what: 'createQuota options',
-    known: ['threshold', 'windowSeconds'],
+    known: ['threshold', 'windowSeconds', 'tier'],
     call: (extra) => ({ run: () => createQuota({ threshold: 1, windowSeconds: 1, ...extra }) }),
     typo: ['treshold', 'threshold'],
   },
   {
     what: 'createQuota names',
-    known: ['threshold', 'windowSeconds'],
+    known: ['threshold', 'windowSeconds', 'tier'],
     call: (extra) => ({ run: () => createQuota({ threshold: 1, windowSeconds: 1 }, undefined, { threshold: 't', windowSeconds: 'w', ...extra }) }),
     typo: ['Threshold', 'threshold'],
   },
   {
     what: 'request options',
-    known: ['cost'],
+    known: ['cost', 'shadow'],
     call: (extra) => {
       const { limiter, state } = limiterWithState();
       return { run: () => limiter.allowRequestSync('bob', { cost: 1, ...extra }), state };
@@ -103,7 +103,7 @@ const cases: readonly Case[] = [
   },
   {
     what: 'request options',
-    known: ['cost'],
+    known: ['cost', 'shadow'],
     call: (extra) => {
       const { limiter, state } = limiterWithState();
       return { run: () => limiter.allowRequest('alice', { ...extra }), state };
@@ -112,7 +112,7 @@ const cases: readonly Case[] = [
   },
   {
     what: 'request options',
-    known: ['cost'],
+    known: ['cost', 'shadow'],
     call: (extra) => {
       const { limiter, state } = limiterWithState();
       return { run: () => limiter.peek('alice', { ...extra }), state };
@@ -121,7 +121,7 @@ const cases: readonly Case[] = [
   },
   {
     what: 'request options',
-    known: ['cost'],
+    known: ['cost', 'shadow'],
     call: (extra) => {
       const { limiter, state } = limiterWithState();
       return { run: () => limiter.peekSync('alice', { ...extra }), state };
@@ -131,7 +131,7 @@ const cases: readonly Case[] = [
   ...(['allowRequest', 'allowRequestSync', 'peek', 'peekSync'] as const).map(
     (method): Case => ({
       what: 'request options',
-      known: ['cost'],
+      known: ['cost', 'shadow'],
       call: (extra) => {
         const { limiter, state } = limiterWithState();
         const other = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: fixedClock, strategy: new GCRA() });
