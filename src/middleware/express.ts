@@ -11,7 +11,8 @@
  * import { expressRateLimit } from 'ratewarden/express';
  *
  * const app = express();
- * app.set('trust proxy', 1); // behind one reverse proxy: req.ip is the client's address
+ * // Only behind a reverse proxy you run, at 10.0.0.5: then req.ip is the client's address.
+ * // app.set('trust proxy', '10.0.0.5');
  * app.use(expressRateLimit({ limiter: new RateLimiter({ threshold: 100, windowSeconds: 60 }) }));
  * ```
  *
@@ -72,8 +73,9 @@ const OPTIONS = knownOptions('expressRateLimit options', {
  * The key defaults to `ipKey(req.ip, { ipv6Subnet })`: the IPv4 address, or the client's IPv6
  * /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `req.ip` is the
  * proxy's address (one limit for everyone) unless Express's `trust proxy` setting names the
- * proxies you run (`app.set('trust proxy', 1)` for one hop, or their addresses); never trust
- * `X-Forwarded-For` from arbitrary clients, who can rotate it to escape the limit.
+ * proxies you run (their addresses, `app.set('trust proxy', '10.0.0.5')`); never trust
+ * `X-Forwarded-For` from arbitrary clients, who can rotate it to escape the limit: set nothing
+ * when no proxy is in front, and never `true`.
  *
  * @param options - {@link ExpressRateLimitOptions}; `limiter` is required.
  * @returns a `RequestHandler` for `app.use(…)` or a route.

@@ -10,7 +10,8 @@
  * import { RateLimiter } from 'ratewarden';
  * import { fastifyRateLimit } from 'ratewarden/fastify';
  *
- * const app = Fastify({ trustProxy: '10.0.0.0/8' }); // behind your proxies, in 10.0.0.0/8
+ * // Only behind a reverse proxy you run, at 10.0.0.5: then request.ip is the client's address.
+ * const app = Fastify(); // Fastify({ trustProxy: '10.0.0.5' })
  * app.addHook('onRequest', fastifyRateLimit({ limiter: new RateLimiter({ threshold: 100, windowSeconds: 60 }) }));
  * ```
  *
@@ -84,9 +85,9 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  * The key defaults to `ipKey(request.ip, { ipv6Subnet })`: the IPv4 address, or the client's
  * IPv6 /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `request.ip` is
  * the proxy's address (one limit for everyone) unless Fastify's `trustProxy` option names the
- * proxies you run (their addresses or subnets, such as `trustProxy: '10.0.0.0/8'`, or the
- * number of hops); never trust `X-Forwarded-For` from arbitrary clients, who can rotate it to
- * escape the limit.
+ * proxies you run (their addresses or subnets, such as `trustProxy: '10.0.0.5'`); never trust
+ * `X-Forwarded-For` from arbitrary clients, who can rotate it to escape the limit: set nothing
+ * when no proxy is in front, and never `true`.
  *
  * @param options - {@link FastifyRateLimitOptions}; `limiter` is required.
  * @returns a {@link FastifyRateLimitHook}.

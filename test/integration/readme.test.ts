@@ -1,5 +1,6 @@
 // The README's code blocks are real code: each marked block is extracted and run here, against
 // the built package (its `import ... from 'ratewarden'` resolves to dist/ through the exports map).
+// The examples/ blocks are checked by examples.test.ts, which runs each example.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,12 +78,6 @@ describe('README code blocks', () => {
       delete process.env.REDIS_URL;
       await server.stop();
     }
-  });
-
-  it.each(['express.ts', 'fastify.ts', 'fetch-handler.ts', 'api-client.ts'])('example %s: the README block is the file, verbatim', (file) => {
-    const blocks = [...readme.matchAll(/<!-- example: this block is examples\/([\w.-]+) [^>]*-->\n```ts\n([\s\S]*?)```/g)];
-    const block = blocks.find((m) => m[1] === file);
-    expect(block?.[2]).toBe(readFileSync(join(root, 'examples', file), 'utf8'));
   });
 
   it('fake timers test file: the README block is test/unit/readme-fake-timers-example.test.ts, verbatim', () => {
