@@ -12,6 +12,7 @@ export default defineConfig([
       express: 'src/middleware/express.ts',
       fastify: 'src/middleware/fastify.ts',
       fetch: 'src/middleware/fetch.ts',
+      nestjs: 'src/nestjs/index.ts',
     },
     format: ['esm', 'cjs'],
     splitting: true,

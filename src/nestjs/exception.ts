@@ -1,0 +1,35 @@
+/**
+ * The 429 of `ratewarden/nestjs`: an `HttpException`, so that an application's exception
+ * filters see it (`@Catch(HttpException)`, or `@Catch(RateLimitExceededException)`).
+ *
+ * @module
+ */
+import { HttpException, HttpStatus } from '@nestjs/common';
+import { rateLimitProblem, type RateLimitProblem } from '../http-headers.js';
+import type { RateLimitResult } from '../result.js';
+
+/**
+ * Thrown by `RateWardenGuard` when a request is refused: Nest's `HttpException` with status
+ * 429 (Too Many Requests). Its response (`getResponse()`) is the RFC 9457 problem body the other
+ * ratewarden middlewares send (`rateLimitProblem(result)`: `type`, `title`, `status`, `detail`,
+ * and `retryAfter` in seconds unless waiting cannot help), which Nest's default exception filter
+ * sends as JSON (`application/json`); its `message` is the problem's `detail`. The rate-limit header fields, with `Retry-After`, are set
+ * on the response before it is thrown.
+ */
+export class RateLimitExceededException extends HttpException {
+  /** The refused decision (a `GroupResult`, one result per limit of the route). */
+  readonly result: RateLimitResult;
+
+  /**
+   * @param result - the refused decision (`allowed: false`).
+   * @throws {RateWardenRangeError} when `result` is allowed, or a field is out of range (as
+   *   `rateLimitProblem`).
+   */
+  constructor(result: RateLimitResult) {
+    const problem: RateLimitProblem = rateLimitProblem(result);
+    super(problem, HttpStatus.TOO_MANY_REQUESTS);
+    // Logs and `error.message` read the problem's detail ("Rate limit of 2 exceeded; retry in 30 s.").
+    this.message = problem.detail;
+    this.result = result;
+  }
+}

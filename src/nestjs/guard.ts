@@ -1,0 +1,91 @@
+/**
+ * `RateWardenGuard`: decides each HTTP request with the limits of its route, sets the rate-limit
+ * header fields on the platform's response, and throws `RateLimitExceededException` (a 429
+ * `HttpException`) when refused.
+ *
+ * @module
+ */
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
+import { decide } from '../middleware/common.js';
+import { LIMITS_METADATA, SKIP_METADATA } from './decorators.js';
+import { RateLimitExceededException } from './exception.js';
+import type { CompiledOptions } from './options.js';
+import { RATEWARDEN_COMPILED } from './tokens.js';
+
+/**
+ * The guard that enforces `RateWardenModule`'s limits. Bind it like any Nest guard: for every
+ * route with `{ provide: APP_GUARD, useClass: RateWardenGuard }` in a module's providers (or
+ * `app.useGlobalGuards(app.get(RateWardenGuard))`), or for one controller or route with
+ * `@UseGuards(RateWardenGuard)`. Import `RateWardenModule.forRoot(…)` once (it is global).
+ *
+ * For each HTTP request:
+ *
+ * - **Skipped** (`@SkipRateLimit()` on the route or its controller, or the `skip` option
+ *   returned `true`): goes on, no headers.
+ * - **Allowed**: sets `RateLimit-Policy` and `RateLimit` (and the legacy `X-RateLimit-*` with
+ *   `legacyHeaders`) on the response, through the platform's adapter (Express `res`, Fastify
+ *   `reply`), and goes on; the route's response carries them.
+ * - **Refused**: sets the same fields and `Retry-After` (whole seconds, at least 1; absent when
+ *   the cost exceeds a limit), then throws {@link RateLimitExceededException}, a 429
+ *   `HttpException` whose body is an RFC 9457 problem; your exception filters see it. The
+ *   route handler never runs.
+ * - **Error** (`key`, `skip` or `cost` throws, a limiter rejects): `onError` may allow the
+ *   request; otherwise the guard throws the error (Nest answers 500 unless a filter says
+ *   otherwise).
+ *
+ * The limits of a route are those of its `@RateLimit(...)` (the route's, else its
+ * controller's), else the module's `defaultLimits`: decided together, all or nothing.
+ *
+ * Requests of other transports (WebSocket gateways, microservices: `context.getType()` other
+ * than `'http'`) go on undecided.
+ */
+@Injectable()
+export class RateWardenGuard implements CanActivate {
+  readonly #compiled: CompiledOptions;
+  readonly #reflector: Reflector;
+  readonly #adapterHost: HttpAdapterHost;
+
+  /**
+   * @internal Built by Nest's injector (its parameters are internal), not called directly.
+   * @param compiled - the module's compiled options.
+   * @param reflector - Nest's `Reflector`, to read `@RateLimit` and `@SkipRateLimit`.
+   * @param adapterHost - the HTTP adapter, to set headers on either platform's response.
+   */
+  constructor(
+    @Inject(RATEWARDEN_COMPILED) compiled: CompiledOptions,
+    @Inject(Reflector) reflector: Reflector,
+    @Inject(HttpAdapterHost) adapterHost: HttpAdapterHost,
+  ) {
+    this.#compiled = compiled;
+    this.#reflector = reflector;
+    this.#adapterHost = adapterHost;
+  }
+
+  /**
+   * Decides the request (see the class).
+   * @returns `true` when the request may go on.
+   * @throws {RateLimitExceededException} when the request is refused.
+   * @throws what deciding threw (unless `onError` allowed the request), or what `onError` threw.
+   */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.#reflector.getAllAndOverride<boolean | undefined>(SKIP_METADATA, targets) === true) return true;
+    const names = this.#reflector.getAllAndOverride<readonly string[] | undefined>(LIMITS_METADATA, targets);
+    const config = this.#compiled.configFor(names, () => `@RateLimit() of ${routeName(context)}`);
+    const decision = await decide(config, context);
+    if (decision === undefined) return true;
+    const { result, headers } = decision;
+    const adapter = this.#adapterHost.httpAdapter;
+    const response: unknown = context.switchToHttp().getResponse();
+    for (const name in headers) adapter.setHeader(response, name, headers[name] as string);
+    if (!result.allowed) throw new RateLimitExceededException(result);
+    return true;
+  }
+}
+
+/** @internal `UsersController.create`: how messages name a route. */
+export function routeName(context: { getClass(): { name: string }; getHandler(): { name: string } }): string {
+  return `${context.getClass().name}.${context.getHandler().name}`;
+}
