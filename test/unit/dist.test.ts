@@ -48,6 +48,23 @@ describe('the built package (dist/)', () => {
     expect(() => new cjs.RedisSlidingWindowLog({ client: {}, prefix: 'p:' })).toThrow(cjsCore.RateWardenTypeError);
   });
 
+  it('ships ratewarden/nestjs in both formats, sharing the core; Nest stays outside the core', async () => {
+    const core = (await import(packageName)) as typeof import('../../src/index.js');
+    const nest = (await import(`${packageName}/nestjs`)) as typeof import('../../src/nestjs/index.js');
+    expect(Object.keys(nest).sort()).toEqual([
+      'HeaderNames', 'RATEWARDEN_OPTIONS', 'RateLimit', 'RateLimitExceededException', 'RateWardenGuard', 'RateWardenModule', 'SkipRateLimit', 'ipKey',
+    ]);
+    expect(nest.ipKey).toBe(core.ipKey);
+    expect(() => nest.RateLimit()).toThrow(core.RateWardenTypeError);
+    const { HttpException } = await import('@nestjs/common');
+    const refused = new nest.RateLimitExceededException({ allowed: false, remaining: 0, retryAfter: 2, limit: 1, resetAfter: 2 });
+    expect(refused).toBeInstanceOf(HttpException);
+    expect(refused.getStatus()).toBe(429);
+    const cjs = require(`${packageName}/nestjs`) as typeof import('../../src/nestjs/index.js');
+    expect(require.resolve(`${packageName}/nestjs`)).toMatch(/dist[\\/]nestjs\.cjs$/);
+    expect(() => cjs.SkipRateLimit('no' as unknown as boolean)).toThrow((require(packageName) as typeof core).RateWardenTypeError);
+  });
+
   it('keeps the core free of Node built-ins (it runs in browsers and edge runtimes)', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const dist = new URL('../../dist/', import.meta.url);

@@ -21,6 +21,8 @@ import { RedisGCRA, RedisSlidingWindowLog } from '../../src/redis/index.js';
 import { expressRateLimit } from '../../src/middleware/express.js';
 import { fastifyRateLimit } from '../../src/middleware/fastify.js';
 import { checkRateLimit, withRateLimit } from '../../src/middleware/fetch.js';
+import { RateWardenModule } from '../../src/nestjs/index.js';
+import { compileOptions } from '../../src/nestjs/options.js';
 
 type Extra = Record<string, unknown>;
 
@@ -55,6 +57,8 @@ const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'ti
 const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
+/** RateWardenModule: named `limits` instead of `limiter`, and no `onRejected` (Nest's exception filters answer). */
+const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'standardHeaders', 'legacyHeaders', 'onError', 'ipv6Subnet'];
 
 /** A limiter and a snapshot of everything a rejected call must leave unchanged. */
 function limiterWithState(options: Extra = {}): { limiter: RateLimiter; state: () => unknown } {
@@ -201,6 +205,27 @@ const cases: readonly Case[] = [
     typo: ['skipp', 'skip'],
   },
   {
+    what: 'RateWardenModule options',
+    known: NEST_MODULE,
+    // What forRoot registers and forRootAsync's factory returns, checked when the module's providers are built.
+    call: (extra) => ({ run: () => compileOptions({ limits: { api: new RateLimiter({ threshold: 1, windowSeconds: 1 }) }, ...extra }) }),
+    typo: ['defaultLimit', 'defaultLimits'],
+  },
+  {
+    what: 'RateWardenModule.forRootAsync options',
+    known: ['imports', 'inject', 'useFactory'],
+    call: (extra) => ({ run: () => RateWardenModule.forRootAsync({ useFactory: () => ({ limits: {} }), ...extra }) }),
+    typo: ['injects', 'inject'],
+  },
+  {
+    what: 'limits["api"]',
+    known: ['limiter', 'key'],
+    call: (extra) => ({
+      run: () => compileOptions({ limits: { api: { limiter: new RateLimiter({ threshold: 1, windowSeconds: 1 }), ...extra } } }),
+    }),
+    typo: ['keys', 'key'],
+  },
+  {
     what: 'policy',
     known: ['name', 'windowSeconds'],
     call: (extra) => ({
@@ -312,4 +337,4 @@ describe('an unknown key of any spelling is named in the error (property)', () =
 });
 
 /** Keys that cannot be undefined in every case (required options, or set by the call itself). */
-const required = new Set(['threshold', 'windowSeconds', 'limiter', 'client', 'prefix', 'key', 'policy']);
+const required = new Set(['threshold', 'windowSeconds', 'limiter', 'client', 'prefix', 'key', 'policy', 'limits', 'useFactory']);
