@@ -8,6 +8,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { decide } from '../middleware/common.js';
+import { fastifyTrustsEveryHop, trustsEveryHop, warnPermissiveTrustProxy } from '../middleware/trust-proxy.js';
 import { LIMITS_METADATA, SKIP_METADATA } from './decorators.js';
 import { RateLimitExceededException } from './exception.js';
 import type { CompiledOptions } from './options.js';
@@ -29,13 +30,18 @@ import { RATEWARDEN_COMPILED } from './tokens.js';
  * - **Refused**: sets the same fields and `Retry-After` (whole seconds, at least 1; absent when
  *   the cost exceeds a limit), then throws {@link RateLimitExceededException}, a 429
  *   `HttpException` whose body is an RFC 9457 problem; your exception filters see it. The
- *   route handler never runs.
+ *   route handler never runs. With `mode: 'shadow'`, the request goes on instead (counted as a
+ *   shadow rejection; no `Retry-After`).
  * - **Error** (`key`, `skip` or `cost` throws, a limiter rejects): `onError` may allow the
  *   request; otherwise the guard throws the error (Nest answers 500 unless a filter says
  *   otherwise).
  *
  * The limits of a route are those of its `@RateLimit(...)` (the route's, else its
  * controller's), else the module's `defaultLimits`: decided together, all or nothing.
+ *
+ * With the default key, the first request checks the platform's proxy setting and warns once
+ * (`ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY`) when it trusts every hop, as the Express and Fastify
+ * middlewares do.
  *
  * Requests of other transports (WebSocket gateways, microservices: `context.getType()` other
  * than `'http'`) go on undecided.
@@ -45,6 +51,8 @@ export class RateWardenGuard implements CanActivate {
   readonly #compiled: CompiledOptions;
   readonly #reflector: Reflector;
   readonly #adapterHost: HttpAdapterHost;
+  /** Whether the first request is still to check the platform's proxy setting (default key only). */
+  #checkProxy: boolean;
 
   /**
    * @internal Built by Nest's injector (its parameters are internal), not called directly.
@@ -60,6 +68,7 @@ export class RateWardenGuard implements CanActivate {
     this.#compiled = compiled;
     this.#reflector = reflector;
     this.#adapterHost = adapterHost;
+    this.#checkProxy = compiled.defaultKey;
   }
 
   /**
@@ -74,14 +83,36 @@ export class RateWardenGuard implements CanActivate {
     if (this.#reflector.getAllAndOverride<boolean | undefined>(SKIP_METADATA, targets) === true) return true;
     const names = this.#reflector.getAllAndOverride<readonly string[] | undefined>(LIMITS_METADATA, targets);
     const config = this.#compiled.configFor(names, () => `@RateLimit() of ${routeName(context)}`);
+    if (this.#checkProxy) {
+      this.#checkProxy = false;
+      warnIfTrustsEveryHop(context.switchToHttp().getRequest<object>());
+    }
     const decision = await decide(config, context);
     if (decision === undefined) return true;
     const { result, headers } = decision;
     const adapter = this.#adapterHost.httpAdapter;
     const response: unknown = context.switchToHttp().getResponse();
     for (const name in headers) adapter.setHeader(response, name, headers[name] as string);
-    if (!result.allowed) throw new RateLimitExceededException(result);
+    // Refused, unless in shadow (where the request goes on).
+    if (decision.refuse) throw new RateLimitExceededException(result);
     return true;
+  }
+}
+
+/**
+ * Warns once (a `RateWardenWarning`, code `ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY`, as the Express
+ * and Fastify middlewares do) when the platform trusts every proxy hop: `req.ip`, the default
+ * key, is then whatever each client puts in X-Forwarded-For.
+ */
+function warnIfTrustsEveryHop(request: object): void {
+  const app = (request as { app?: { get?: unknown } }).app;
+  if (typeof app?.get === 'function') {
+    // Express: its compiled `trust proxy` setting.
+    if (trustsEveryHop((app.get as (name: string) => unknown).call(app, 'trust proxy fn'))) {
+      warnPermissiveTrustProxy("Express's `trust proxy` setting", '`req.ip`');
+    }
+  } else if (fastifyTrustsEveryHop(request)) {
+    warnPermissiveTrustProxy("Fastify's `trustProxy` option", '`request.ip`');
   }
 }
 

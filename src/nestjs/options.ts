@@ -107,9 +107,21 @@ export interface RateWardenModuleOptions<Req = unknown> extends ClientAddressKey
     context: ExecutionContext,
   ) => RateLimitPolicy | readonly RateLimitPolicy[];
   /**
+   * `"enforce"` refuses the requests a route's limits reject (a 429 `RateLimitExceededException`).
+   * `"shadow"` rolls limits out safely: every request is decided and recorded as usual
+   * (`allowRequest(user, { shadow: true })` on the route's group), but none is refused: the
+   * route handler runs, the would-be rejection is counted in each rejecting limiter's
+   * `stats().shadowRejected` (and in `rejected`) and reaches its `decision` listeners with
+   * `info.shadow === true`. No `Retry-After` is sent in shadow; the `RateLimit` fields only when
+   * `standardHeaders` (or `legacyHeaders`) is set to `true`. The same option as the other
+   * middlewares'.
+   * @default "enforce"
+   */
+  readonly mode?: 'enforce' | 'shadow';
+  /**
    * Whether to send the IETF `RateLimit-Policy` and `RateLimit` fields, on allowed and refused
    * requests alike.
-   * @default true
+   * @default true, or false when `mode` is `"shadow"`
    */
   readonly standardHeaders?: boolean;
   /**
@@ -183,6 +195,11 @@ export class CompiledOptions {
   readonly #base: MiddlewareConfig<ExecutionContext>;
   /** The user's policy function, as a function of the context, if any. */
   readonly #policy: MiddlewareConfig<ExecutionContext>['policy'] | undefined;
+  /**
+   * Whether the key is the default (the client address): the guard then checks, on its first
+   * request, that the platform does not trust every proxy hop.
+   */
+  readonly defaultKey: boolean;
   /** The config of each set of names met so far, by the names joined with NUL. */
   readonly #routes = new Map<string, MiddlewareConfig<ExecutionContext>>();
 
@@ -192,7 +209,9 @@ export class CompiledOptions {
     defaultNames: readonly string[],
     base: MiddlewareConfig<ExecutionContext>,
     policy: MiddlewareConfig<ExecutionContext>['policy'] | undefined,
+    defaultKey: boolean,
   ) {
+    this.defaultKey = defaultKey;
     this.#members = members;
     this.defaultNames = defaultNames;
     this.#base = base;
@@ -242,10 +261,12 @@ export class CompiledOptions {
  *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`), `limits` is not an
  *   object of limiters or {@link RateWardenLimit}s, has no limit, or a limit has an unknown key;
  *   `defaultLimits` is not an array of names of `limits` (or lists one twice, or none); a
- *   function option is not a function; a header option is not a boolean; `ipv6Subnet` is neither
+ *   function option is not a function; a header option is not a boolean; `mode` is not a string;
+ *   `ipv6Subnet` is neither
  *   a number nor `false`, or is given with a `key`.
- * @throws {RateWardenRangeError} (a `RangeError`) when a limit's name is not printable ASCII or
- *   `ipv6Subnet` is not an integer from 1 to 128.
+ * @throws {RateWardenRangeError} (a `RangeError`) when a limit's name is not printable ASCII,
+ *   `mode` is a string other than `"enforce"` and `"shadow"`, or `ipv6Subnet` is not an integer
+ *   from 1 to 128.
  */
 export function compileOptions(options: RateWardenModuleOptions<unknown>): CompiledOptions {
   checkObject('options', options, 'an object with `limits`');
@@ -283,6 +304,7 @@ export function compileOptions(options: RateWardenModuleOptions<unknown>): Compi
       onError: onError && ((context, error) => onError(requestOf(context), error, context)),
     },
     policy && ((context: ExecutionContext, result: RateLimitResult) => policy(requestOf(context), result, context)),
+    key === undefined,
   );
   compiled.checkNames(defaultNames, 'defaultLimits');
   return compiled;

@@ -58,7 +58,7 @@ const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standar
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
 /** RateWardenModule: named `limits` instead of `limiter`, and no `onRejected` (Nest's exception filters answer). */
-const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'standardHeaders', 'legacyHeaders', 'onError', 'ipv6Subnet'];
+const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'ipv6Subnet'];
 
 /** A limiter and a snapshot of everything a rejected call must leave unchanged. */
 function limiterWithState(options: Extra = {}): { limiter: RateLimiter; state: () => unknown } {

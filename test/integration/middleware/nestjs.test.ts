@@ -165,16 +165,19 @@ function limitsFor(): Limits {
   return { default: limiter(2), strict: limiter(1), controller: limiter(1), burst: limiter(2, 1), hourly: limiter(3, 3600) };
 }
 
-/** A Nest application listening on 127.0.0.1 on `platform`, trusting X-Forwarded-For from 127.0.0.1 only. */
-async function listen(platform: Platform, module: unknown): Promise<{ app: INestApplication; base: string }> {
+/**
+ * A Nest application listening on 127.0.0.1 on `platform`, trusting X-Forwarded-For from
+ * 127.0.0.1 only (or from anyone, with `trustEveryHop`).
+ */
+async function listen(platform: Platform, module: unknown, trustEveryHop = false): Promise<{ app: INestApplication; base: string }> {
   const moduleRef = await Test.createTestingModule({ imports: [module as never] }).compile();
   let app: INestApplication;
   if (platform === 'express') {
     const express = moduleRef.createNestApplication<NestExpressApplication>(new ExpressAdapter(), quiet);
-    express.set('trust proxy', 'loopback');
+    express.set('trust proxy', trustEveryHop ? true : 'loopback');
     app = express;
   } else {
-    app = moduleRef.createNestApplication(new FastifyAdapter({ trustProxy: '127.0.0.1' }), quiet);
+    app = moduleRef.createNestApplication(new FastifyAdapter({ trustProxy: trustEveryHop ? true : '127.0.0.1' }), quiet);
   }
   await app.listen(0, '127.0.0.1');
   const { port } = (app.getHttpServer() as { address(): AddressInfo }).address();
@@ -463,6 +466,104 @@ describe.each<Platform>(['express', 'fastify'])('RateWardenModule.forRootAsync a
   });
 });
 
+@Controller('shadow')
+class ShadowController {
+  @Get()
+  get(): { ok: true } {
+    return called('shadow');
+  }
+}
+
+describe.each<Platform>(['express', 'fastify'])("mode: 'shadow' on @nestjs/platform-%s", (platform) => {
+  let app: INestApplication;
+  let base: string;
+  let api: RateLimiter;
+  const seen: { key: string; allowed: boolean; shadow: boolean; name: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    api = new RateLimiter({ threshold: 1, windowSeconds: 60, clock, name: 'api' });
+    api.on('decision', (key, result, _cost, info) => seen.push({ key, allowed: result.allowed, shadow: info.shadow, name: info.name }));
+    @Module({
+      imports: [RateWardenModule.forRoot({ limits: { api }, mode: 'shadow' })],
+      controllers: [ShadowController],
+      providers: [{ provide: APP_GUARD, useClass: RateWardenGuard }],
+    })
+    class ShadowModule {}
+    ({ app, base } = await listen(platform, ShadowModule));
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('decides and records every request but refuses none: would-be rejections counted and marked for listeners', async () => {
+    now = 0;
+    calls.delete('shadow');
+    const client = '198.51.100.9';
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${base}/shadow`, { headers: { 'x-forwarded-for': client } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ ok: true });
+      // Shadow sends no RateLimit fields unless asked, and never Retry-After.
+      expect(response.headers.get('ratelimit')).toBeNull();
+      expect(response.headers.get('retry-after')).toBeNull();
+    }
+    expect(calls.get('shadow')).toBe(3);
+    expect(api.stats()).toMatchObject({ allowed: 1, rejected: 2, shadowRejected: 2 });
+    expect(seen).toEqual([
+      { key: client, allowed: true, shadow: true, name: 'api' },
+      { key: client, allowed: false, shadow: true, name: 'api' },
+      { key: client, allowed: false, shadow: true, name: 'api' },
+    ]);
+    expect(api.peekSync(client).remaining).toBe(0); // recorded as when enforcing
+  });
+});
+
+describe.each<Platform>(['express', 'fastify'])('the default key behind a proxy setting that trusts every hop, on @nestjs/platform-%s', (platform) => {
+  const CODE = 'ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY';
+
+  /** Two requests to an application trusting every hop; the warnings of ours they raised. */
+  async function warningsOf(options: RateWardenModuleOptions<AnyRequest>): Promise<Error[]> {
+    @Controller('proxied')
+    class ProxiedController {
+      @Get()
+      get(): { ok: true } {
+        return called('proxied');
+      }
+    }
+    @Module({
+      imports: [RateWardenModule.forRoot(options)],
+      controllers: [ProxiedController],
+      providers: [{ provide: APP_GUARD, useClass: RateWardenGuard }],
+    })
+    class ProxiedModule {}
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      if ((warning as { code?: string }).code === CODE) warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    const { app, base } = await listen(platform, ProxiedModule, true);
+    try {
+      for (const client of ['198.51.100.10', '198.51.100.11']) {
+        expect((await fetch(`${base}/proxied`, { headers: { 'x-forwarded-for': client } })).status).toBe(200);
+      }
+      // process.emitWarning delivers on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+      await app.close();
+    }
+    return warnings;
+  }
+
+  it('warns once, as the Express and Fastify middlewares do; not with a key of your own', async () => {
+    const warnings = await warningsOf({ limits: { api: limiter(5) } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toContain(platform === 'express' ? "Express's `trust proxy` setting trusts every hop" : "Fastify's `trustProxy` option trusts every hop");
+    expect(await warningsOf({ limits: { api: limiter(5) }, key: (req) => String(req.headers['x-api-key']) })).toHaveLength(0);
+  });
+});
+
 describe('RateWardenModule: bad options fail the application at start-up, with clear errors', () => {
   /** Compiles a module importing `imported`, with `controllers`, and initialises the application. */
   async function start(imported: unknown, controllers: (new () => unknown)[] = []): Promise<void> {
@@ -506,6 +607,9 @@ describe('RateWardenModule: bad options fail the application at start-up, with c
       error('RangeError', 'Expected `ipv6Subnet` to be an integer prefix length from 1 to 128, or false, got `129` (number)'),
     );
     await expect(start(RateWardenModule.forRoot({ limits: { 'per-sécond': limiter(1) } }))).rejects.toBeInstanceOf(RangeError);
+    await expect(start(RateWardenModule.forRoot({ limits: { api: limiter(1) }, mode: 'log' as 'shadow' }))).rejects.toEqual(
+      error('RangeError', "Expected `mode` to be 'enforce', 'shadow' or undefined, got `\"log\"` (string)"),
+    );
     await expect(start(RateWardenModule.forRoot({ limits: { api: limiter(1) }, defaultLimits: ['apu'] }))).rejects.toEqual(
       error('TypeError', 'Expected `defaultLimits` to be names of `limits` ("api"), got `"apu"` (string)'),
     );
