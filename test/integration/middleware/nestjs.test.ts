@@ -47,8 +47,6 @@ const failing: RateLimitStore = {
 type Platform = 'express' | 'fastify';
 
 /** No logs (the 500 test's error, start-up lines). */
-// Nest declares its options as a class, which everyone (its own docs too) passes as a literal.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
 const quiet: NestApplicationOptions = { logger: false };
 
 /** Route handler invocations, by route. */
