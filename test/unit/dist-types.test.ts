@@ -90,14 +90,15 @@ describe('the packed package in a TypeScript project of its own', () => {
     expect(SPECIFIERS).toEqual(expect.arrayContaining(['ratewarden', 'ratewarden/redis', 'ratewarden/express', 'ratewarden/fastify', 'ratewarden/fetch']));
     writeFileSync(join(dir, 'usage.ts'), USAGE);
     writeFileSync(join(dir, 'entries.ts'), everyEntryPoint());
-    // `tsc --init`'s defaults for a CommonJS project, and the declarations checked too (no skipLibCheck).
+    // `tsc --init`'s defaults for a CommonJS project (as in Nest's starter). skipLibCheck, as there:
+    // errors inside the shipped declarations are attw's (internal-resolution-error, lint:package).
     const compilerOptions = {
       module: 'commonjs',
       moduleResolution: 'node10',
       target: 'es2022',
       strict: true,
       esModuleInterop: true,
-      skipLibCheck: false,
+      skipLibCheck: true,
       noEmit: true,
       types: ['node'],
     };
