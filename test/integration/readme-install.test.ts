@@ -1,18 +1,23 @@
 // The README's install from a tarball, as a user follows it: pack in the clone, then install by
 // the path the README gives from a project of one's own, outside the clone (a relative path such
 // as `./ratewarden-0.1.0.tgz` only worked inside it). The installed package then runs the README's
-// quick start, loads every entry point through require, and `npx ratewarden replay` replays the
-// built-in sample. Needs npm and its registry or cache (the package's one dependency).
+// quick start, loads every entry point through require (with the optional peers linked in), and
+// `npx ratewarden replay` replays the built-in sample. Needs npm and its registry or cache (the
+// package's one dependency).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown> };
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  exports: Record<string, unknown>;
+  peerDependencies: Record<string, string>;
+};
 
 function block(marker: string, lang: string): string {
   const match = new RegExp(`<!-- ${marker}: [^>]*-->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(README);
@@ -54,6 +59,14 @@ describe('README: install from a tarball', () => {
     writeFileSync(join(app, 'quick-start.mjs'), block('quick-start', 'ts'));
     expect(run(process.execPath, ['quick-start.mjs'], app)).toBe('allowed, 299 left in the window\n');
 
+    // The optional peers a user installs next to it for the entry points that need one at run
+    // time, from this clone's node_modules.
+    for (const name of Object.keys(PACKAGE.peerDependencies)) {
+      const target = join(app, 'node_modules', name);
+      if (!existsSync(join(ROOT, 'node_modules', name)) || existsSync(target)) continue;
+      mkdirSync(dirname(target), { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules', name), target, 'dir');
+    }
     const specifiers = Object.keys(PACKAGE.exports).filter((s) => s !== './package.json').map((s) => (s === '.' ? 'ratewarden' : `ratewarden/${s.slice(2)}`));
     const loaded = run(process.execPath, ['-e', `for (const s of ${JSON.stringify(specifiers)}) console.log(s, require.resolve(s), Object.keys(require(s)).length)`], app);
     for (const specifier of specifiers) {
