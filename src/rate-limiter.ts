@@ -154,10 +154,11 @@ export class RateLimiter<State = unknown> {
    * Never rejects for a denial: a denial is a result with `allowed: false`.
    *
    * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
-   * @param options - {@link RequestOptions}: `cost`, default 1.
+   * @param options - {@link RequestOptions}: `cost` (default 1), `shadow` (default `false`).
    * @returns a promise of the {@link RateLimitResult}.
    * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for an
-   *   invalid `user` or `cost`, or an unknown key in `options` (state unchanged); with the store's error if it fails (the key's
+   *   invalid `user` or `cost`, a `shadow` that is not a boolean, or an unknown key in `options`
+   *   (state unchanged); with the store's error if it fails (the key's
    *   lock is released); with a `TypeError` if the clock returns a non-number, a `RangeError` if
    *   it returns NaN, ±Infinity or a reading so large that adding the window does not change it.
    *
@@ -220,6 +221,8 @@ export class RateLimiter<State = unknown> {
     try {
       const key = keyOf(user);
       const cost = costOf(options);
+      // Checked as `allowRequest` checks it (and the group's `peek`), though a peek counts nothing.
+      shadowOf(options);
       const decider = this.#decider;
       if (decider.table !== undefined) return Promise.resolve(decider.checkSync(user, key, cost));
       return decider.decideAsync(user, key, cost, false);
@@ -235,7 +238,10 @@ export class RateLimiter<State = unknown> {
   peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
     const decider = this.#decider;
     if (decider.table === undefined) throw notSynchronous(decider.name, 'peekSync');
-    return decider.checkSync(user, keyOf(user), costOf(options));
+    const key = keyOf(user);
+    const cost = costOf(options);
+    shadowOf(options);
+    return decider.checkSync(user, key, cost);
   }
 
   /**
