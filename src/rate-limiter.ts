@@ -14,7 +14,7 @@
  */
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
-import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, optionalLabel, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
@@ -77,7 +77,8 @@ export class RateLimiter<State = unknown> {
    *   range (see {@link createQuota}: a positive safe integer up to the strategy's
    *   `maxThreshold`; a whole number of milliseconds, in seconds, from 0.001 up to 10^9 and its
    *   `maxWindowSeconds`; `threshold × windowMs` up to its `maxThresholdTimesWindowMs`), or
-   *   `maxKeys` or `sweepIntervalSeconds` is.
+   *   `maxKeys` or `sweepIntervalSeconds` is, or `name` or `tier` is the empty string (each a
+   *   non-empty string or `undefined`; another type is a `RateWardenTypeError`).
    */
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
@@ -96,11 +97,7 @@ export class RateLimiter<State = unknown> {
     this.#strategy = strategy;
     const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, shape);
     const time = new MonotonicClock(clock);
-    const name = options.name;
-    if (name !== undefined && (typeof name !== 'string' || name === '')) {
-      if (typeof name !== 'string') throw typeError('name', 'a non-empty string or undefined', name);
-      throw rangeError('name', 'a non-empty string or undefined', name);
-    }
+    const name = optionalLabel('name', options.name);
     this.#name = name;
     const observer = new Observer(name);
     let keeper: Keeper<State>;
