@@ -16,6 +16,7 @@ import {
   UseGuards,
   type ArgumentsHost,
   type ExceptionFilter,
+  type ExecutionContext,
   type INestApplication,
   type NestApplicationOptions,
 } from '@nestjs/common';
@@ -720,5 +721,30 @@ describe('RateWardenModule: bad options fail the application at start-up, with c
     expect(() => SkipRateLimit('yes' as unknown as boolean)).toThrow(
       error('TypeError', 'Expected `@SkipRateLimit() skip` to be a boolean or undefined, got `"yes"` (string)'),
     );
+  });
+});
+
+describe('requests of other transports', () => {
+  it('go on undecided: a microservice or WebSocket context records nothing and sets nothing', async () => {
+    const other = limiter(1);
+    const moduleRef = await Test.createTestingModule({
+      imports: [RateWardenModule.forRoot({ limits: { other }, key: () => 'everyone' })],
+    }).compile();
+    const guard = moduleRef.get(RateWardenGuard);
+    for (const type of ['rpc', 'ws', 'graphql']) {
+      // Only getType is read before the guard lets such a request go on; any other call would throw.
+      const context = new Proxy(
+        { getType: () => type },
+        {
+          get(target, property) {
+            if (property === 'getType') return target.getType;
+            throw new Error(`read ${String(property)}`);
+          },
+        },
+      ) as unknown as ExecutionContext;
+      expect(await guard.canActivate(context)).toBe(true);
+    }
+    expect(other.stats()).toMatchObject({ allowed: 0, rejected: 0 });
+    await moduleRef.close();
   });
 });
