@@ -253,6 +253,19 @@ export function optionalBoolean(name: string, value: unknown, fallback: boolean)
   return value;
 }
 
+/**
+ * @internal Checks a label option (a limiter's `name`, a quota's `tier`): a non-empty string or
+ * undefined.
+ * @throws {RateWardenTypeError} naming the option when it is neither a string nor undefined.
+ * @throws {RateWardenRangeError} naming the option when it is the empty string.
+ */
+export function optionalLabel(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw typeError(name, 'a non-empty string or undefined', value);
+  if (value === '') throw rangeError(name, 'a non-empty string or undefined', value);
+  return value;
+}
+
 /** @internal Checks that an option is a function or undefined. */
 export function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw typeError(name, 'a function or undefined', value);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkKnownKeys, checkObject, checkPositiveInteger, knownOptions, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, knownOptions, optionalLabel, rangeError, typeError } from './errors.js';
 
 /**
  * A validated quota: `threshold` requests (cost units) per window. Built by
@@ -122,13 +122,14 @@ export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;
  * @param names - how errors name the two fields; default `threshold` and `windowSeconds`.
  * @returns the quota, with `windowMs = windowSeconds × 1000` (an integer).
  * @throws {RateWardenTypeError} naming the field when `options` is not an object or a field is
- *   not a number; with code `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or `names` has a key
+ *   not a number (`tier`: not a string); with code `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or `names` has a key
  *   that is not one of its fields (own enumerable string keys are checked, even when their
  *   value is `undefined`), naming it and, when one is close, the field meant.
  * @throws {RateWardenRangeError} naming the field when `threshold` is not a positive safe
  *   integer or exceeds `maxThreshold` (or `threshold × windowMs` exceeds
  *   `maxThresholdTimesWindowMs`), or `windowSeconds` is not a whole number of milliseconds from
- *   0.001 up to 10^9 seconds and the strategy's `maxWindowSeconds`.
+ *   0.001 up to 10^9 seconds and the strategy's `maxWindowSeconds`, or `tier` is the empty
+ *   string.
  *
  * @example
  * ```ts
@@ -173,12 +174,7 @@ export function buildQuota(options: QuotaOptions, bounds?: QuotaBounds, names: Q
       threshold,
     );
   }
-  const tier = options.tier;
-  if (tier !== undefined && (typeof tier !== 'string' || tier === '')) {
-    const name = names.tier ?? 'tier';
-    if (typeof tier !== 'string') throw typeError(name, 'a non-empty string or undefined', tier);
-    throw rangeError(name, 'a non-empty string or undefined', tier);
-  }
+  const tier = optionalLabel(names.tier ?? 'tier', options.tier);
   return Object.freeze({ threshold, windowMs, windowSeconds, tier });
 }
 

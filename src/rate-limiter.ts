@@ -14,7 +14,7 @@
  */
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, registerDecider, type Keeper } from './decider.js';
-import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, optionalLabel, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
@@ -77,7 +77,8 @@ export class RateLimiter<State = unknown> {
    *   range (see {@link createQuota}: a positive safe integer up to the strategy's
    *   `maxThreshold`; a whole number of milliseconds, in seconds, from 0.001 up to 10^9 and its
    *   `maxWindowSeconds`; `threshold × windowMs` up to its `maxThresholdTimesWindowMs`), or
-   *   `maxKeys` or `sweepIntervalSeconds` is.
+   *   `maxKeys` or `sweepIntervalSeconds` is, or `name` or `tier` is the empty string (each a
+   *   non-empty string or `undefined`; another type is a `RateWardenTypeError`).
    */
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
@@ -96,11 +97,7 @@ export class RateLimiter<State = unknown> {
     this.#strategy = strategy;
     const tiers = limitFor === undefined ? undefined : new Tiers(limitFor, quota, shape);
     const time = new MonotonicClock(clock);
-    const name = options.name;
-    if (name !== undefined && (typeof name !== 'string' || name === '')) {
-      if (typeof name !== 'string') throw typeError('name', 'a non-empty string or undefined', name);
-      throw rangeError('name', 'a non-empty string or undefined', name);
-    }
+    const name = optionalLabel('name', options.name);
     this.#name = name;
     const observer = new Observer(name);
     let keeper: Keeper<State>;
@@ -154,10 +151,11 @@ export class RateLimiter<State = unknown> {
    * Never rejects for a denial: a denial is a result with `allowed: false`.
    *
    * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
-   * @param options - {@link RequestOptions}: `cost`, default 1.
+   * @param options - {@link RequestOptions}: `cost` (default 1), `shadow` (default `false`).
    * @returns a promise of the {@link RateLimitResult}.
    * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for an
-   *   invalid `user` or `cost`, or an unknown key in `options` (state unchanged); with the store's error if it fails (the key's
+   *   invalid `user` or `cost`, a `shadow` that is not a boolean, or an unknown key in `options`
+   *   (state unchanged); with the store's error if it fails (the key's
    *   lock is released); with a `TypeError` if the clock returns a non-number, a `RangeError` if
    *   it returns NaN, ±Infinity or a reading so large that adding the window does not change it.
    *
@@ -220,6 +218,8 @@ export class RateLimiter<State = unknown> {
     try {
       const key = keyOf(user);
       const cost = costOf(options);
+      // Checked as `allowRequest` checks it (and the group's `peek`), though a peek counts nothing.
+      shadowOf(options);
       const decider = this.#decider;
       if (decider.table !== undefined) return Promise.resolve(decider.checkSync(user, key, cost));
       return decider.decideAsync(user, key, cost, false);
@@ -235,7 +235,10 @@ export class RateLimiter<State = unknown> {
   peekSync(user: User | string, options?: RequestOptions): RateLimitResult {
     const decider = this.#decider;
     if (decider.table === undefined) throw notSynchronous(decider.name, 'peekSync');
-    return decider.checkSync(user, keyOf(user), costOf(options));
+    const key = keyOf(user);
+    const cost = costOf(options);
+    shadowOf(options);
+    return decider.checkSync(user, key, cost);
   }
 
   /**

@@ -35,7 +35,10 @@ export interface RequestOptions {
    * recorded exactly as without it (the same result, the same state afterwards), but a
    * rejection is also counted in `stats().shadowRejected` and `decision` listeners are told
    * `info.shadow === true`. The caller then lets the request proceed anyway (the middlewares'
-   * `mode: 'shadow'` does); the limiter itself refuses nothing either way. `peek` ignores it.
+   * `mode: 'shadow'` does); the limiter itself refuses nothing either way. `peek` counts
+   * nothing, so the flag changes nothing there (it is checked all the same).
+   * A value other than a boolean or `undefined` is a `RateWardenTypeError` naming `shadow`
+   * (nothing decided, nothing recorded).
    * @default false
    */
   readonly shadow?: boolean;

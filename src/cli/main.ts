@@ -96,14 +96,17 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
   const operand = operands[0];
   let label: InputLabel;
   let input: string | AsyncIterable<Uint8Array | string>;
-  /** No FILE, and stdin is read because it is a pipe or a file. */
-  let stdinByDefault = false;
+  /**
+   * No FILE, and stdin is read because it is a pipe: an empty one then means no input was given
+   * (a harness's empty pipe). An empty file redirected to stdin was given: it is replayed as it is.
+   */
+  let pipedByDefault = false;
   if (operand === undefined) {
     // No FILE: piped or redirected input is the log (never ignored); a terminal, /dev/null (CI) or
     // a closed stdin means the built-in sample, without waiting on stdin.
     const kind = io.stdinKind();
     if (kind === 'pipe' || kind === 'file') {
-      stdinByDefault = true;
+      pipedByDefault = kind === 'pipe';
       input = io.stdin;
       label = { file: '-', sample: false };
       io.stderr.write(`ratewarden: no FILE given: replaying stdin (${kind === 'pipe' ? 'a pipe' : 'a file'})\n`);
@@ -135,7 +138,7 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
       progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
     });
   let summary = await run(input);
-  if (stdinByDefault && summary.lines === 0) {
+  if (pipedByDefault && summary.lines === 0) {
     // No FILE and a pipe that closed with no line: no input was given after all (a harness
     // that runs every command with an empty pipe for stdin). Said, never silent.
     io.stderr.write('ratewarden: stdin is empty (or blank): replaying the built-in sample instead (give `-` to replay stdin as it is)\n');

@@ -26,7 +26,8 @@ import { RATEWARDEN_COMPILED } from './tokens.js';
  *   returned `true`): goes on, no headers.
  * - **Allowed**: sets `RateLimit-Policy` and `RateLimit` (and the legacy `X-RateLimit-*` with
  *   `legacyHeaders`) on the response, through the platform's adapter (Express `res`, Fastify
- *   `reply`), and goes on; the route's response carries them.
+ *   `reply`), and goes on; the route's response carries them. When the response's headers were
+ *   already sent (a middleware answered), none is set, and the decision stands.
  * - **Refused**: sets the same fields and `Retry-After` (whole seconds, at least 1; absent when
  *   the cost exceeds a limit), then throws {@link RateLimitExceededException}, a 429
  *   `HttpException` whose body is an RFC 9457 problem; your exception filters see it. The
@@ -92,7 +93,11 @@ export class RateWardenGuard implements CanActivate {
     const { result, headers } = decision;
     const adapter = this.#adapterHost.httpAdapter;
     const response: unknown = context.switchToHttp().getResponse();
-    for (const name in headers) adapter.setHeader(response, name, headers[name] as string);
+    // Headers already sent (a middleware or an earlier guard answered): nothing more can be set
+    // (Express would throw ERR_HTTP_HEADERS_SENT), as the Express middleware does.
+    if (adapter.isHeadersSent(response) !== true) {
+      for (const name in headers) adapter.setHeader(response, name, headers[name] as string);
+    }
     // Refused, unless in shadow (where the request goes on).
     if (decision.refuse) throw new RateLimitExceededException(result);
     return true;

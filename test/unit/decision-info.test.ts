@@ -115,7 +115,7 @@ describe('shadow decisions', () => {
     ]);
   });
 
-  it('are not counted by peek, which ignores the flag', async () => {
+  it('are not counted by peek, which takes the flag and counts nothing', async () => {
     const limiter = new RateLimiter({ threshold: 1, windowSeconds: 1, clock: () => 0 });
     limiter.allowRequestSync('k');
     expect((await limiter.peek('k', { shadow: true })).allowed).toBe(false);
@@ -131,6 +131,10 @@ describe('shadow decisions', () => {
     expect(() => limiter.allowRequestSync('k', { shadow: 'yes' as unknown as boolean })).toThrow(TypeError);
     const group = new RateLimitGroup([limiter]);
     await expect(group.allowRequest('k', { shadow: null as unknown as boolean })).rejects.toThrow(TypeError);
+    // peek records nothing, but takes the same options, checked alike (as the group's peek does).
+    await expect(group.peek('k', { shadow: 0 as unknown as boolean })).rejects.toThrow(TypeError);
+    await expect(limiter.peek('k', { shadow: 1 as unknown as boolean })).rejects.toThrow(message);
+    expect(() => limiter.peekSync('k', { shadow: 'yes' as unknown as boolean })).toThrow(TypeError);
     expect(limiter.stats()).toMatchObject({ allowed: 0, rejected: 0, keys: 0 });
     expect(limiter.allowRequestSync('k').remaining).toBe(0);
   });

@@ -11,14 +11,16 @@ import {
   Get,
   HttpException,
   Module,
+  Res,
   UseFilters,
   UseGuards,
   type ArgumentsHost,
   type ExceptionFilter,
+  type ExecutionContext,
   type INestApplication,
   type NestApplicationOptions,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
@@ -517,6 +519,74 @@ describe.each<Platform>(['express', 'fastify'])("mode: 'shadow' on @nestjs/platf
   });
 });
 
+/** What reached the application's catch-all filter, in the test of a response already sent. */
+const reachedFilter: unknown[] = [];
+
+/** Records every exception; answers (Express) only when nothing was sent yet. */
+@Catch()
+class CatchAll implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    reachedFilter.push(exception);
+    const express = host.switchToHttp().getResponse<{ headersSent: boolean; status(code: number): { send(body: unknown): unknown } }>();
+    if (!express.headersSent) express.status(500).send({});
+  }
+}
+
+@Controller('late')
+class LateController {
+  // Takes the response (`@Res()`), which a middleware has answered already: Nest sends nothing.
+  @Get()
+  get(@Res() _response: unknown): void {
+    called('late');
+  }
+}
+
+// On Express only: Fastify's middleware runner stops a request whose response has ended, so the
+// guard never sees one there.
+describe('a response already sent when the guard decides, on @nestjs/platform-express', () => {
+  it('sets no header (Express would throw ERR_HTTP_HEADERS_SENT) and the decision stands', async () => {
+    const late = new RateLimiter({ threshold: 1, windowSeconds: 60, clock });
+    @Module({
+      imports: [RateWardenModule.forRoot({ limits: { late }, key: () => 'everyone' })],
+      controllers: [LateController],
+      providers: [
+        { provide: APP_GUARD, useClass: RateWardenGuard },
+        { provide: APP_FILTER, useClass: CatchAll },
+      ],
+    })
+    class LateModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [LateModule] }).compile();
+    const app = moduleRef.createNestApplication<NestExpressApplication>(new ExpressAdapter(), quiet);
+    // A middleware that answers, then lets the request go on (as a timeout middleware may).
+    app.use((_req: unknown, res: { statusCode: number; end(body: string): void }, next: () => void) => {
+      res.statusCode = 503;
+      res.end('busy');
+      next();
+    });
+    await app.listen(0, '127.0.0.1');
+    try {
+      now = 0;
+      reachedFilter.length = 0;
+      calls.delete('late');
+      const { port } = (app.getHttpServer() as { address(): AddressInfo }).address();
+      for (let i = 0; i < 2; i++) {
+        const response = await fetch(`http://127.0.0.1:${port}/late`);
+        expect(response.status).toBe(503);
+        expect(await response.text()).toBe('busy');
+        expect(response.headers.get('ratelimit')).toBeNull();
+      }
+      // Decided and recorded as usual: the first allowed, the second refused; only the refusal
+      // reaches the filters, as its 429 exception.
+      expect(late.stats()).toMatchObject({ allowed: 1, rejected: 1 });
+      expect(reachedFilter).toHaveLength(1);
+      expect(reachedFilter[0]).toBeInstanceOf(RateLimitExceededException);
+      expect(calls.get('late')).toBe(1); // the allowed request reached the route, the refused one did not
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe.each<Platform>(['express', 'fastify'])('the default key behind a proxy setting that trusts every hop, on @nestjs/platform-%s', (platform) => {
   const CODE = 'ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY';
 
@@ -651,5 +721,30 @@ describe('RateWardenModule: bad options fail the application at start-up, with c
     expect(() => SkipRateLimit('yes' as unknown as boolean)).toThrow(
       error('TypeError', 'Expected `@SkipRateLimit() skip` to be a boolean or undefined, got `"yes"` (string)'),
     );
+  });
+});
+
+describe('requests of other transports', () => {
+  it('go on undecided: a microservice or WebSocket context records nothing and sets nothing', async () => {
+    const other = limiter(1);
+    const moduleRef = await Test.createTestingModule({
+      imports: [RateWardenModule.forRoot({ limits: { other }, key: () => 'everyone' })],
+    }).compile();
+    const guard = moduleRef.get(RateWardenGuard);
+    for (const type of ['rpc', 'ws', 'graphql']) {
+      // Only getType is read before the guard lets such a request go on; any other call would throw.
+      const context = new Proxy(
+        { getType: () => type },
+        {
+          get(target, property) {
+            if (property === 'getType') return target.getType;
+            throw new Error(`read ${String(property)}`);
+          },
+        },
+      ) as unknown as ExecutionContext;
+      expect(await guard.canActivate(context)).toBe(true);
+    }
+    expect(other.stats()).toMatchObject({ allowed: 0, rejected: 0 });
+    await moduleRef.close();
   });
 });

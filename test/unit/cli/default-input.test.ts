@@ -1,7 +1,8 @@
 // `ratewarden replay` with no FILE (src/cli/main.ts, `stdinKind` in src/cli/input.ts), run as a
 // process through the built `dist/cli.js`: piped or redirected stdin is the log, never ignored;
 // a terminal (a pseudo-terminal from `script`), /dev/null (CI) or a socket means the built-in
-// sample, without waiting on stdin; an empty pipe is said, with exit code 1.
+// sample, without waiting on stdin; an empty pipe falls back on the sample (said, exit code 0), an
+// empty redirected file does not (exit code 1).
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,17 @@ describe('ratewarden replay with no FILE', { timeout: 60_000 }, () => {
     expect(stderrLines(run)).toEqual([
       'ratewarden: no FILE given: replaying stdin (a pipe)',
       'ratewarden: stdin is empty (or blank): replaying the built-in sample instead (give `-` to replay stdin as it is)',
+    ]);
+  });
+
+  it('an empty file redirected to stdin (`ratewarden replay < empty.log`) is replayed as it is: exit code 1', () => {
+    // A file was given (a rotated, empty log): reporting the sample with exit code 0 would hide it.
+    const run = cliFromShell(['replay', '--json'], join(dir, 'empty.log'), 'redirect');
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ file: '-', sample: false, lines: 0, requests: 0 });
+    expect(stderrLines(run)).toEqual([
+      'ratewarden: no FILE given: replaying stdin (a file)',
+      'ratewarden: the input is empty (or blank): nothing to replay',
     ]);
   });
 
