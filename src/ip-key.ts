@@ -98,8 +98,10 @@ export function checkIpv6Subnet(name: string, value: unknown): number {
 /** @internal The key of a non-empty `address` under a checked prefix length (1 to 128). */
 export function keyOf(address: string, prefix: number): string {
   const zone = address.indexOf('%');
-  // A zone index is at least one character, after an IPv6 address.
-  const text = zone === -1 ? address : zone > 0 && zone < address.length - 1 ? address.slice(0, zone) : '';
+  // A zone index is at least one character, after an IPv6 address, with no second `%` (as
+  // ipaddr.js reads addresses: `::%%0` is no address, and is used as it is).
+  const text =
+    zone === -1 ? address : zone > 0 && zone < address.length - 1 && !address.includes('%', zone + 1) ? address.slice(0, zone) : '';
   if (!text.includes(':')) {
     if (zone !== -1) return address;
     return parseIPv4(text) === undefined ? address : text;

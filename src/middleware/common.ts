@@ -88,7 +88,8 @@ export interface RateLimitMiddlewareOptions<Req> {
    * rejection is counted in the limiter's `stats().shadowRejected` (and in `rejected`), and its
    * `decision` listeners get `info.shadow === true`, so that logs and metrics show who would
    * be limited before the limit is enforced. No `Retry-After` is sent in shadow; the
-   * `RateLimit` fields only when `standardHeaders` (or `legacyHeaders`) is set to `true`.
+   * `RateLimit` fields only when `standardHeaders` is set to `true` (the legacy `X-RateLimit-*`
+   * fields with `legacyHeaders: true`, as when enforcing).
    * @default "enforce"
    */
   readonly mode?: 'enforce' | 'shadow';

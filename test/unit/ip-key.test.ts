@@ -204,4 +204,11 @@ describe('ipKey agrees with ipaddr.js on every spelling of every address', () =>
       { numRuns: 3000 },
     );
   });
+
+  it('keeps an address with two zone separators as it is (a seed the property above found)', () => {
+    // `::%%0`: ipaddr.js accepts neither `::%` nor a zone index holding `%`; it is no address.
+    expect(ipKey('::%%0')).toBe('::%%0');
+    expect(ipKey('fe80::1%eth0%1')).toBe('fe80::1%eth0%1');
+    expect(ipKey('fe80::1%eth0')).toBe('fe80::/64');
+  });
 });
