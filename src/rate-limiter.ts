@@ -10,6 +10,9 @@
  * - the wait queues (`./wait-queue.ts`), the listeners and counters (`./observer.ts`), and
  *   request parsing (`./request.ts`).
  *
+ * One concern, the public surface: of its ~450 lines, more than half are the TSDoc of the public
+ * methods (units, ranges, errors); each method's code is a few lines handing over to a unit above.
+ *
  * @module
  */
 import { MonotonicClock, performanceClock } from './clock.js';
