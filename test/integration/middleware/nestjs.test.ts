@@ -34,6 +34,7 @@ import {
   SkipRateLimit,
   type RateWardenModuleOptions,
 } from '../../../src/nestjs/index.js';
+import { captureWarnings, type CapturedWarning } from '../../support/warnings.js';
 
 let now = 0;
 const clock = (): number => now;
@@ -591,7 +592,7 @@ describe.each<Platform>(['express', 'fastify'])('the default key behind a proxy 
   const CODE = 'ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY';
 
   /** Two requests to an application trusting every hop; the warnings of ours they raised. */
-  async function warningsOf(options: RateWardenModuleOptions<AnyRequest>): Promise<Error[]> {
+  async function warningsOf(options: RateWardenModuleOptions<AnyRequest>): Promise<CapturedWarning[]> {
     @Controller('proxied')
     class ProxiedController {
       @Get()
@@ -605,20 +606,14 @@ describe.each<Platform>(['express', 'fastify'])('the default key behind a proxy 
       providers: [{ provide: APP_GUARD, useClass: RateWardenGuard }],
     })
     class ProxiedModule {}
-    const warnings: Error[] = [];
-    const onWarning = (warning: Error): void => {
-      if ((warning as { code?: string }).code === CODE) warnings.push(warning);
-    };
-    process.on('warning', onWarning);
+    const { warnings, restore } = captureWarnings(CODE);
     const { app, base } = await listen(platform, ProxiedModule, true);
     try {
       for (const client of ['198.51.100.10', '198.51.100.11']) {
         expect((await fetch(`${base}/proxied`, { headers: { 'x-forwarded-for': client } })).status).toBe(200);
       }
-      // process.emitWarning delivers on the next tick.
-      await new Promise((resolve) => setImmediate(resolve));
     } finally {
-      process.off('warning', onWarning);
+      restore();
       await app.close();
     }
     return warnings;

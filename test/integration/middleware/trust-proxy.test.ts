@@ -9,18 +9,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../../src/index.js';
 import { expressRateLimit } from '../../../src/middleware/express.js';
 import { fastifyRateLimit } from '../../../src/middleware/fastify.js';
+import { captureWarnings, type CapturedWarning } from '../../support/warnings.js';
 
 const CODE = 'ERR_RATEWARDEN_PERMISSIVE_TRUST_PROXY';
-let warnings: Error[] = [];
-const onWarning = (warning: Error): void => {
-  warnings.push(warning);
-};
+let captured: ReturnType<typeof captureWarnings>;
 beforeEach(() => {
-  warnings = [];
-  process.on('warning', onWarning);
+  captured = captureWarnings(CODE);
 });
 afterEach(() => {
-  process.off('warning', onWarning);
+  captured.restore();
 });
 
 /** Sends `count` requests, each with a fresh forged X-Forwarded-For; returns the statuses. */
@@ -31,12 +28,10 @@ async function forge(base: string, count: number): Promise<number[]> {
     await response.arrayBuffer();
     statuses.push(response.status);
   }
-  // process.emitWarning delivers on the next tick.
-  await new Promise((resolve) => setImmediate(resolve));
   return statuses;
 }
 
-const ours = (): Error[] => warnings.filter((w) => (w as { code?: string }).code === CODE);
+const ours = (): CapturedWarning[] => captured.warnings;
 
 async function expressServer(trustProxy: unknown, withKey: boolean): Promise<{ base: string; server: Server }> {
   const app = express();
@@ -63,7 +58,7 @@ describe('express', () => {
       if (expected === 1) {
         // The misconfiguration the warning names: each forged address gets a fresh limit.
         expect(statuses).toEqual([200, 200, 200]);
-        expect(ours()[0]?.name).toBe('RateWardenWarning');
+        expect(ours()[0]?.type).toBe('RateWardenWarning');
         expect(ours()[0]?.message).toContain("Express's `trust proxy` setting trusts every hop");
       }
     } finally {
