@@ -1,7 +1,8 @@
 /**
- * From lines to requests: the {@link RequestCollector} parses each line it is given, keeps the
- * time and client number of each valid one in growable typed arrays (client strings interned in
- * a `Map`), and counts malformed lines, keeping the first few as examples.
+ * From lines to requests: the {@link RequestCollector} parses each line it is given with a
+ * {@link LineFormat}, keeps the time and client number of each valid one in growable typed arrays
+ * (key strings interned in a `Map`), and counts malformed lines, keeping the first few as
+ * examples.
  *
  * Memory is about 12 bytes per request (a `Float64Array` of times, a `Uint32Array` of client
  * numbers), plus one string per distinct client; no line is kept.
@@ -9,13 +10,8 @@
  * @module
  */
 
-import {
-  LogLineParser,
-  MALFORMED_REASONS,
-  R_EMPTY,
-  R_TOO_LONG,
-  decodeClient,
-} from './log-parser.js';
+import { ClfFormat } from './formats/clf.js';
+import { decodeJsonStringBody, decodeKeyBytes, type LineFormat } from './formats/format.js';
 
 /** Lines longer than this many bytes (without the line ending) are malformed: `line too long`. */
 export const MAX_LINE_BYTES = 1 << 20;
@@ -33,7 +29,7 @@ export const EMPTY = Buffer.alloc(0);
 export interface MalformedLine {
   /** The line number, from 1. */
   readonly line: number;
-  /** A short reason, one of `MALFORMED_REASONS`. */
+  /** A short reason, such as `"bad timestamp"` (the format's), `"empty line"` or `"line too long"`. */
   readonly reason: string;
   /**
    * The start of the line: at most 80 characters (UTF-16 code units), as read, control
@@ -43,7 +39,9 @@ export interface MalformedLine {
 }
 
 const CR = 0x0d;
-/** Hosts up to this many bytes are compared with the previous line's, to skip the lookup. */
+const R_EMPTY = 'empty line';
+const R_TOO_LONG = 'line too long';
+/** Keys up to this many bytes are compared with the previous line's, to skip the lookup. */
 const LAST_CLIENT_BYTES = 64;
 
 /**
@@ -51,7 +49,7 @@ const LAST_CLIENT_BYTES = 64;
  * arrays, client strings interned in a `Map`.
  */
 export class RequestCollector {
-  readonly #parser = new LogLineParser();
+  readonly #parser: LineFormat;
   /** Request times in milliseconds, `count` of them. */
   times = new Float64Array(4096);
   /** Client numbers (indexes in `clientNames`), `count` of them. */
@@ -64,6 +62,7 @@ export class RequestCollector {
   /** The previous request's host bytes and client number: a run of one client skips the Map. */
   readonly #lastHost = new Uint8Array(LAST_CLIENT_BYTES);
   #lastHostLength = -1;
+  #lastEscaped = false;
   #lastClient = 0;
   /** Lines seen, counting empty lines. */
   lineNumber = 0;
@@ -75,9 +74,14 @@ export class RequestCollector {
   readonly examples: MalformedLine[] = [];
   readonly #maxExamples: number;
 
-  /** @param maxExamples - how many malformed lines to keep as {@link examples}. */
-  constructor(maxExamples: number) {
+  /**
+   * @param maxExamples - how many malformed lines to keep as {@link examples}.
+   * @param format - the parser of the lines; default the Common/Combined Log Format keyed by
+   *   client address.
+   */
+  constructor(maxExamples: number, format: LineFormat = new ClfFormat()) {
     this.#maxExamples = maxExamples;
+    this.#parser = format;
   }
 
   /** Takes the line in `bytes[start, end)`, without its `\n`. */
@@ -97,7 +101,7 @@ export class RequestCollector {
       this.#addMalformed(parser.reason, bytes, start, end, this.lineNumber);
       return;
     }
-    const client = this.#clientNumber(bytes, start, parser.clientEnd);
+    const client = this.#clientNumber(bytes, parser.keyStart, parser.keyEnd);
     const index = this.count;
     if (index === this.times.length) this.#grow();
     this.times[index] = parser.timeMs;
@@ -112,16 +116,17 @@ export class RequestCollector {
     this.#addMalformed(R_TOO_LONG, prefix, 0, prefix.length, this.lineNumber);
   }
 
-  /** The client number of the host in `bytes[start, end)`, interning it when new. */
+  /** The client number of the key in `bytes[start, end)`, interning it when new. */
   #clientNumber(bytes: Buffer, start: number, end: number): number {
     const length = end - start;
     const last = this.#lastHost;
-    if (length === this.#lastHostLength) {
+    const escaped = this.#parser.keyEscaped;
+    if (length === this.#lastHostLength && escaped === this.#lastEscaped) {
       let i = 0;
       while (i < length && bytes[start + i] === last[i]) i++;
       if (i === length) return this.#lastClient;
     }
-    const name = decodeClient(bytes, start, this.#parser);
+    const name = escaped ? decodeJsonStringBody(bytes, start, end) : decodeKeyBytes(bytes, start, end);
     let client = this.#clientIds.get(name);
     if (client === undefined) {
       client = this.clientNames.length;
@@ -131,6 +136,7 @@ export class RequestCollector {
     if (length <= LAST_CLIENT_BYTES) {
       for (let i = 0; i < length; i++) last[i] = bytes[start + i] as number;
       this.#lastHostLength = length;
+      this.#lastEscaped = escaped;
       this.#lastClient = client;
     } else {
       this.#lastHostLength = -1;
@@ -155,12 +161,12 @@ export class RequestCollector {
     this.#pendingEmpty = 0;
   }
 
-  #addMalformed(reason: number, bytes: Buffer, start: number, end: number, line: number): void {
+  #addMalformed(reason: string, bytes: Buffer, start: number, end: number, line: number): void {
     this.malformed++;
     if (this.examples.length >= this.#maxExamples) return;
     let stop = Math.min(end, start + EXAMPLE_BYTES);
     if (stop === end && stop > start && bytes[stop - 1] === CR) stop--;
     const text = bytes.toString('utf8', start, stop).slice(0, 80);
-    this.examples.push({ line, reason: MALFORMED_REASONS[reason] ?? 'malformed', text });
+    this.examples.push({ line, reason, text });
   }
 }

@@ -1,11 +1,12 @@
 // The replay's key is the client address, the first field of a log line, as bytes: distinct bytes
 // are distinct clients, valid UTF-8 or not (found by attack: hosts `\xff`, `\xfe`, `\xc3` and
-// `\xed\xa0\x80` all decoded to U+FFFD and shared one limit). The decoding (src/cli/log-parser.ts),
+// `\xed\xa0\x80` all decoded to U+FFFD and shared one limit). The decoding (src/cli/formats/format.ts),
 // as properties; a programmatic replay; and the built command (`dist/cli.js`, built by `npm test`
 // before vitest runs), which prints each such client readably and distinctly.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LogLineParser, decodeBytes, decodeClient } from '../../../src/cli/log-parser.js';
+import { ClfFormat } from '../../../src/cli/formats/clf.js';
+import { decodeBytes, decodeKeyBytes } from '../../../src/cli/formats/format.js';
 import { escapeText } from '../../../src/cli/escape.js';
 import { cli, requireBuiltCli } from '../../support/cli.js';
 import { replayText } from '../../support/replay-fixture.js';
@@ -44,12 +45,12 @@ describe('distinct byte strings in the host field are distinct clients', () => {
     );
   });
 
-  it('decodeClient is injective over host fields (property)', () => {
-    const parser = new LogLineParser();
+  it('decodeKeyBytes is injective over host fields (property)', () => {
+    const parser = new ClfFormat();
     const key = (h: Buffer): string => {
       const bytes = line(h);
       expect(parser.parse(bytes, 0, bytes.length - 1)).toBe(true);
-      return decodeClient(bytes, 0, parser);
+      return decodeKeyBytes(bytes, parser.keyStart, parser.keyEnd);
     };
     fc.assert(
       fc.property(host, host, (a, b) => {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { parseLogLine } from '../../../src/cli/log-parser.js';
+import { parseLogLine } from '../../../src/cli/formats/clf.js';
 import { replay } from '../../../src/cli/replay.js';
 import { FIXTURE, FIXTURE_EXPECTED, SAMPLE, replayText } from '../../support/replay-fixture.js';
 

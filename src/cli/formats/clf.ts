@@ -6,12 +6,13 @@
  * host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes "referer" "user-agent"
  * ```
  *
- * The parser works on bytes ({@link LogLineParser}, used by the replay reader on the chunks it
- * reads) and allocates nothing; {@link parseLogLine} is the same parser behind a string
- * interface, for tests and programmatic use, so the two always agree.
+ * The parser works on bytes ({@link ClfFormat}, a {@link LineFormat} used by the replay reader on
+ * the chunks it reads) and allocates nothing; {@link parseLogLine} is the same parser behind a
+ * string interface, for tests and programmatic use, so the two always agree.
  *
  * What is checked, field by field (fields are separated by exactly one space):
- * - `host`, `ident`, `authuser`: non-empty runs of bytes other than a space. `host` is the key.
+ * - `host`, `ident`, `authuser`: non-empty runs of bytes other than a space. `host` is the key,
+ *   or `authuser` (`%u`, `-` when the request was not authenticated) with `key: 'user'`.
  * - the timestamp: exactly `[dd/Mon/yyyy:HH:MM:SS +zzzz]`, where `dd` is a valid day of the month
  *   (`01`–`31`, and no 31 April or 29 February of a common year), `Mon` one of `Jan`…`Dec`
  *   (that case), `yyyy` four digits, `HH < 24`, `MM < 60`, `SS < 61` (a leap second counts as the
@@ -27,8 +28,8 @@
  * @module
  */
 
-import { isUtf8 } from 'node:buffer';
-import { daysFromCivil, daysInMonth, monthNumber } from './calendar.js';
+import { daysFromCivil, daysInMonth, monthNumber } from '../calendar.js';
+import { decodeKeyBytes, type LineFormat } from './format.js';
 
 const SPACE = 0x20;
 const CR = 0x0d;
@@ -42,7 +43,7 @@ const PLUS = 0x2b;
 const MINUS = 0x2d;
 const ZERO = 0x30;
 
-/** Short reasons why a line is malformed, indexed by {@link LogLineParser.reason}. */
+/** Short reasons why a line is malformed, as {@link ClfFormat.reason} gives them. */
 export const MALFORMED_REASONS = [
   'none',
   'empty line',
@@ -59,14 +60,12 @@ export const MALFORMED_REASONS = [
   'unterminated request',
   'bad status',
   'bad bytes',
-  'line too long',
 ] as const;
 
 /** One of {@link MALFORMED_REASONS}. */
 export type MalformedReason = (typeof MALFORMED_REASONS)[number];
 
-/** Reason code of an empty line. */
-export const R_EMPTY = 1;
+const R_EMPTY = 1;
 const R_HOST = 2;
 const R_IDENT = 3;
 const R_AUTHUSER = 4;
@@ -80,22 +79,33 @@ const R_NO_REQUEST = 11;
 const R_UNTERMINATED = 12;
 const R_STATUS = 13;
 const R_BYTES = 14;
-/** Reason code of a line longer than the reader accepts (set by the reader, not the parser). */
-export const R_TOO_LONG = 15;
+
+/** What a CLF line is keyed by: the client address (`%h`) or the authenticated user (`%u`). */
+export type ClfKey = 'host' | 'user';
 
 /**
- * The byte-level parser: {@link parse} reads one line from a byte range and leaves its results in
- * the parser's fields, allocating nothing. One instance is reused for every line.
+ * The byte-level parser of the Common and Combined Log Formats, a {@link LineFormat}:
+ * {@link parse} reads one line from a byte range and leaves its results in the parser's fields,
+ * allocating nothing. One instance is reused for every line.
  */
-export class LogLineParser {
-  /** After a successful {@link parse}: the request time in **milliseconds** since the epoch (UTC). */
+export class ClfFormat implements LineFormat {
+  readonly name = 'clf';
+  readonly keyLabel: string;
   timeMs = 0;
-  /** After a successful {@link parse}: the end (exclusive) of the client address, which starts at `start`. */
-  clientEnd = 0;
-  /** After a successful {@link parse}: whether the client address is ASCII only. */
-  clientAscii = true;
-  /** After a failed {@link parse}: the index in {@link MALFORMED_REASONS} of the reason. */
-  reason = 0;
+  keyStart = 0;
+  keyEnd = 0;
+  readonly keyEscaped = false;
+  reason: string = MALFORMED_REASONS[0];
+  readonly #user: boolean;
+
+  /**
+   * @param key - `"host"` (default): the first field, the client address; `"user"`: the third,
+   *   the authenticated user (`-` for every request without one: they share one key).
+   */
+  constructor(key: ClfKey = 'host') {
+    this.#user = key === 'user';
+    this.keyLabel = this.#user ? 'authenticated user (%u)' : 'client address';
+  }
 
   /**
    * Parses the line in `bytes[start, end)` (without its `\n`; a trailing `\r` is ignored).
@@ -111,12 +121,7 @@ export class LogLineParser {
 
     // host
     let p = start;
-    let high = 0;
-    let b: number;
-    while (p < end && (b = bytes[p] as number) !== SPACE) {
-      high |= b;
-      p++;
-    }
+    while (p < end && bytes[p] !== SPACE) p++;
     if (p === start) return this.#fail(R_HOST);
     const clientEnd = p;
     // ident
@@ -128,6 +133,7 @@ export class LogLineParser {
     const userStart = ++p;
     while (p < end && bytes[p] !== SPACE) p++;
     if (p === userStart) return this.#fail(R_AUTHUSER);
+    const userEnd = p;
     p++;
 
     // [dd/Mon/yyyy:HH:MM:SS +zzzz]: 28 bytes from the bracket.
@@ -238,82 +244,20 @@ export class LogLineParser {
     if (p < end && bytes[p] !== SPACE) return this.#fail(R_BYTES);
 
     this.timeMs = seconds * 1000;
-    this.clientEnd = clientEnd;
-    this.clientAscii = high < 0x80;
+    if (this.#user) {
+      this.keyStart = userStart;
+      this.keyEnd = userEnd;
+    } else {
+      this.keyStart = start;
+      this.keyEnd = clientEnd;
+    }
     return true;
   }
 
   #fail(reason: number): false {
-    this.reason = reason;
+    this.reason = MALFORMED_REASONS[reason] as string;
     return false;
   }
-}
-
-/**
- * Decodes the client address of the line starting at `start` that {@link LogLineParser.parse}
- * has just accepted, so that distinct bytes are distinct clients: Latin-1 (one byte, one
- * character) when it is ASCII; UTF-8 when it is valid UTF-8; otherwise {@link decodeBytes}
- * (each byte that is not part of a valid UTF-8 sequence as a lone surrogate), never U+FFFD, which
- * would merge every invalid byte into one client.
- */
-export function decodeClient(
-  bytes: Buffer,
-  start: number,
-  parser: LogLineParser,
-): string {
-  const end = parser.clientEnd;
-  if (parser.clientAscii) return bytes.toString('latin1', start, end);
-  return isUtf8(bytes.subarray(start, end)) ? bytes.toString('utf8', start, end) : decodeBytes(bytes, start, end);
-}
-
-/**
- * `bytes[start, end)` as a string that keeps every byte: valid UTF-8 sequences as the characters
- * they encode, and each other byte `0xHH` (always `0x80`–`0xFF`) as the lone low surrogate
- * `U+DCHH`, as Python's `surrogateescape` error handler does (PEP 383). Injective: valid UTF-8
- * never decodes to a lone surrogate, and a string so decoded gives back its bytes, so distinct
- * byte strings give distinct strings. `escapeText` prints such a byte as `\udcHH`, and
- * `JSON.stringify` writes it as the same escape.
- */
-export function decodeBytes(bytes: Buffer, start: number, end: number): string {
-  let out = '';
-  /** The start of the current run of valid UTF-8, decoded at once when it ends. */
-  let run = start;
-  let i = start;
-  while (i < end) {
-    const b0 = bytes[i] as number;
-    if (b0 < 0x80) {
-      i++;
-      continue;
-    }
-    // The length of a well-formed sequence led by b0, and the range its second byte must be in
-    // (Unicode §3.9, Table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF).
-    let length = 0;
-    let low = 0x80;
-    let high = 0xbf;
-    if (b0 >= 0xc2 && b0 <= 0xdf) length = 2;
-    else if (b0 >= 0xe0 && b0 <= 0xef) {
-      length = 3;
-      if (b0 === 0xe0) low = 0xa0;
-      else if (b0 === 0xed) high = 0x9f;
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-      length = 4;
-      if (b0 === 0xf0) low = 0x90;
-      else if (b0 === 0xf4) high = 0x8f;
-    }
-    let valid = length > 0 && i + length <= end;
-    for (let k = 1; valid && k < length; k++) {
-      const b = bytes[i + k] as number;
-      valid = k === 1 ? b >= low && b <= high : b >= 0x80 && b <= 0xbf;
-    }
-    if (valid) {
-      i += length;
-    } else {
-      if (run < i) out += bytes.toString('utf8', run, i);
-      out += String.fromCharCode(0xdc00 | b0);
-      run = ++i;
-    }
-  }
-  return run < end ? out + bytes.toString('utf8', run, end) : out;
 }
 
 /** A parsed line: the key and the time. */
@@ -324,7 +268,7 @@ export interface ParsedLogLine {
   readonly timeMs: number;
 }
 
-const sharedParser = new LogLineParser();
+const sharedParser = new ClfFormat();
 
 /**
  * Parses one access-log line (Common or Combined Log Format; see the module documentation for
@@ -340,7 +284,7 @@ const sharedParser = new LogLineParser();
 export function parseLogLine(line: string): ParsedLogLine | null {
   const bytes = Buffer.from(line, 'utf8');
   if (!sharedParser.parse(bytes, 0, bytes.length)) return null;
-  return { client: decodeClient(bytes, 0, sharedParser), timeMs: sharedParser.timeMs };
+  return { client: decodeKeyBytes(bytes, sharedParser.keyStart, sharedParser.keyEnd), timeMs: sharedParser.timeMs };
 }
 
 /**
@@ -350,5 +294,5 @@ export function parseLogLine(line: string): ParsedLogLine | null {
 export function malformedReason(line: string): MalformedReason | null {
   const bytes = Buffer.from(line, 'utf8');
   if (sharedParser.parse(bytes, 0, bytes.length)) return null;
-  return MALFORMED_REASONS[sharedParser.reason] ?? 'none';
+  return sharedParser.reason as MalformedReason;
 }

@@ -1,8 +1,8 @@
-// The access-log parser (src/cli/log-parser.ts): what parseLogLine accepts and why it rejects,
-// and the byte-level LogLineParser's bounds.
+// The access-log parser (src/cli/formats/clf.ts): what parseLogLine accepts and why it rejects,
+// and the byte-level ClfFormat's bounds.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LogLineParser, malformedReason, parseLogLine } from '../../../src/cli/log-parser.js';
+import { ClfFormat, malformedReason, parseLogLine } from '../../../src/cli/formats/clf.js';
 
 describe('parseLogLine', () => {
   const COMMON = '198.18.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a.png HTTP/1.1" 200 203023';
@@ -148,7 +148,7 @@ describe('parseLogLine', () => {
   });
 
   it('never reads past the end it is given (the rest of the chunk)', () => {
-    const parser = new LogLineParser();
+    const parser = new ClfFormat();
     const chunk = Buffer.from(`${ok}\n${ok}\n`);
     // Cut inside the first line: what follows the cut must not complete it.
     for (let end = 0; end < ok.length - 1; end++) {
