@@ -1,22 +1,31 @@
 /**
- * The replay of an access log, `ratewarden replay`'s work: {@link replay} reads the log
- * (`input.ts`), orders its requests by time (`order.ts`), decides each one with a
- * `RateLimiter` (`simulate.ts`) and sums the outcome up in a {@link ReplaySummary} (the
- * report is `report.ts`'s), to answer "what would this limit have done to my traffic?". Also the
- * options of a replay and their defaults, {@link REPLAY_DEFAULTS}.
+ * The replay of an access log, `ratewarden replay`'s work: {@link loadRequests} reads the log
+ * once (`input.ts`, in any of the formats of `formats/`), keys its requests (optionally grouping
+ * IPv6 addresses by prefix with `ipKey`) and orders them by time (`order.ts`); {@link replay}
+ * then decides them with every policy, and with the policies together as one all-or-nothing
+ * group (`simulate.ts`), and sums the outcome up in a {@link ReplaySummary} (the reports are
+ * `report.ts`'s and `html-report.ts`'s), to answer "what would these limits have done to my
+ * traffic?". Also the options of a replay and their defaults, {@link REPLAY_DEFAULTS}.
  *
  * Memory is about 16 bytes per request (a `Float64Array` of times, a `Uint32Array` of client
- * numbers, the `Uint32Array` sort order), plus one string per distinct client and the limiter's
- * state; no line is kept.
+ * numbers, the `Uint32Array` sort order), plus one string per distinct client and the policies'
+ * states; no line is kept.
  *
  * @module
  */
 
+import { ipKey } from '../ip-key.js';
+import { createQuota } from '../quota.js';
+import { ClfFormat } from './formats/clf.js';
+import type { LineFormat } from './formats/format.js';
+import type { Curve } from './report-data.js';
+import { curveFor, groupByClient } from './suggest.js';
 import { readInput, type ReplayInput } from './input.js';
 import { sortByTime } from './order.js';
+import { formatWindow, policyName, type PolicySpec } from './policies.js';
 import { silentProgress, type ProgressReporter } from './progress.js';
-import { RequestCollector, type MalformedLine } from './request-collector.js';
-import { createSimulation, type ClientCounts } from './simulate.js';
+import { RequestCollector, type FormatChooser, type MalformedLine } from './request-collector.js';
+import { simulate, type PolicyCounts, type ReplayRequests, type SimulatedPolicy, type TimelineBuckets } from './simulate.js';
 import { createStrategy, type StrategyName } from './strategies.js';
 
 /** Defaults of the replay options. */
@@ -28,8 +37,8 @@ export const REPLAY_DEFAULTS = {
   maxMalformedExamples: 5,
 } as const;
 
-/** Options of {@link replay}. */
-export interface ReplayOptions {
+/** How the requests are read and keyed: the options {@link loadRequests} takes. */
+export interface LoadOptions {
   /** A path, or a stream of the log's bytes. */
   readonly input: ReplayInput;
   /**
@@ -37,21 +46,150 @@ export interface ReplayOptions {
    * magic number `1f 8b`), for files and streams alike, whatever the file's name.
    */
   readonly gzip?: boolean | undefined;
-  /** Requests allowed per window and client: a positive safe integer. Default 60. */
-  readonly threshold?: number | undefined;
-  /** The window in **seconds**: a whole number of milliseconds from 0.001 to 10^9 (see `createQuota`). Default 60. */
-  readonly windowSeconds?: number | undefined;
   /**
-   * The algorithm, by name: one of `STRATEGY_NAMES`. Default `"sliding-window-log"`, the
-   * exact sliding-window log.
+   * The parser of the lines: a format, or a function that picks one from the first non-empty
+   * line (`--format auto`). Default: the Common/Combined Log Format keyed by client address.
    */
-  readonly strategy?: string | undefined;
-  /** How many of the most-rejected clients to list. Default 10. */
-  readonly top?: number | undefined;
+  readonly format?: LineFormat | FormatChooser | undefined;
+  /**
+   * Group keys that are IPv6 addresses by their first `ipv6Subnet` bits, with `ipKey` (which
+   * also writes every spelling of an address, and IPv4-mapped IPv6, as one key): `--key ip/64`.
+   * An integer from 1 to 128. Default: keys as read (distinct bytes, distinct keys).
+   */
+  readonly ipv6Subnet?: number | undefined;
   /** How many malformed lines to keep as examples. Default 5. */
   readonly maxMalformedExamples?: number | undefined;
   /** Receives progress; default: nothing shown. */
   readonly progress?: ProgressReporter | undefined;
+}
+
+/** The requests of a log, read, keyed and ordered by {@link loadRequests}. */
+export interface LoadedRequests extends ReplayRequests {
+  /** The order of the requests by time, ties in file order (indexes into `times`/`clientOf`). */
+  readonly order: Uint32Array;
+  /** Lines read: requests plus malformed lines (empty lines at the end are not counted). */
+  readonly lines: number;
+  /** Malformed lines, empty lines before the last request included. */
+  readonly malformed: number;
+  /** The first malformed lines, in file order. */
+  readonly malformedExamples: readonly MalformedLine[];
+  /** The format the lines were read in (`"clf"` when nothing was read). */
+  readonly format: string;
+  /** What the key is, as the format says (`"client address"`), with the IPv6 grouping if any. */
+  readonly keyLabel: string;
+  /** The earliest request time, in **milliseconds** since the epoch; `NaN` when there is none. */
+  readonly firstMs: number;
+  /** The latest request time, in **milliseconds** since the epoch; `NaN` when there is none. */
+  readonly lastMs: number;
+}
+
+/**
+ * Reads the log once, keys its requests and orders them by time.
+ *
+ * @throws {ReplayInputError} when the input cannot be read (missing file, permission denied,
+ *   a directory, corrupt gzip data).
+ */
+export async function loadRequests(options: LoadOptions): Promise<LoadedRequests> {
+  const progress = options.progress ?? silentProgress;
+  const collector = new RequestCollector(
+    options.maxMalformedExamples ?? REPLAY_DEFAULTS.maxMalformedExamples,
+    options.format ?? new ClfFormat(),
+  );
+  await readInput(options.input, options.gzip, collector, progress);
+  const count = collector.count;
+  let clientOf: Uint32Array = collector.clientOf;
+  let clientNames: readonly string[] = collector.clientNames;
+  let keyLabel = collector.format.keyLabel;
+  const ipv6Subnet = options.ipv6Subnet;
+  if (ipv6Subnet !== undefined) {
+    ({ clientOf, clientNames } = groupKeys(clientOf, count, clientNames, (name) => ipKey(name, { ipv6Subnet })));
+    keyLabel = `${keyLabel}, IPv6 grouped by /${ipv6Subnet}`;
+  }
+  const times = collector.times;
+  let firstMs = Number.NaN;
+  let lastMs = Number.NaN;
+  for (let i = 0; i < count; i++) {
+    const t = times[i] as number;
+    if (!(t >= firstMs)) firstMs = t;
+    if (!(t <= lastMs)) lastMs = t;
+  }
+  return {
+    times,
+    clientOf,
+    count,
+    clientNames,
+    order: sortByTime(times, count),
+    lines: count + collector.malformed,
+    malformed: collector.malformed,
+    malformedExamples: collector.examples,
+    format: collector.format.name,
+    keyLabel,
+    firstMs,
+    lastMs,
+  };
+}
+
+/**
+ * The client numbers remapped so that names with the same `keyOf` share one number:
+ * `keyOf` is called once per distinct name.
+ */
+function groupKeys(
+  clientOf: Uint32Array,
+  count: number,
+  names: readonly string[],
+  keyOf: (name: string) => string,
+): { clientOf: Uint32Array; clientNames: string[] } {
+  const ids = new Map<string, number>();
+  const grouped: string[] = [];
+  const to = new Uint32Array(names.length);
+  for (const [c, name] of names.entries()) {
+    const key = keyOf(name);
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = grouped.length;
+      ids.set(key, id);
+      grouped.push(key);
+    }
+    to[c] = id;
+  }
+  const out = new Uint32Array(count);
+  for (let i = 0; i < count; i++) out[i] = to[clientOf[i] as number] as number;
+  return { clientOf: out, clientNames: grouped };
+}
+
+/** Options of {@link replay}. */
+export interface ReplayOptions extends LoadOptions {
+  /**
+   * The policies to replay, each with its threshold, window and strategy (`--limit`, any number
+   * of them, at least one). Default: one policy of {@link threshold} per {@link windowSeconds}
+   * with {@link strategy}.
+   */
+  readonly policies?: readonly PolicySpec[] | undefined;
+  /** The one policy's threshold when `policies` is not given: a positive safe integer. Default 60. */
+  readonly threshold?: number | undefined;
+  /** The one policy's window in **seconds** when `policies` is not given: a whole number of milliseconds from 0.001 to 10^9 (see `createQuota`). Default 60. */
+  readonly windowSeconds?: number | undefined;
+  /**
+   * The one policy's algorithm when `policies` is not given, by name: one of `STRATEGY_NAMES`.
+   * Default `"sliding-window-log"`, the exact sliding-window log. Also the strategy that policy
+   * names leave out (`60/1m` rather than `60/1m:gcra`).
+   */
+  readonly strategy?: string | undefined;
+  /**
+   * Also decide the policies together as one all-or-nothing group (a `RateLimitGroup`), as they
+   * would run in production. Default: when there are two policies or more.
+   */
+  readonly group?: boolean | undefined;
+  /** Count allowed and refused requests over time, for the HTML report. Default `false`. */
+  readonly timeline?: boolean | undefined;
+  /**
+   * Also compute, for each window and strategy of the policies, the refused share against the
+   * threshold (`suggest`'s curve, with the policies' own thresholds), for the HTML report.
+   * Default `false`.
+   */
+  readonly curves?: boolean | undefined;
+  /** How many of the most-refused clients to list, per policy. Default 10. */
+  readonly top?: number | undefined;
   /**
    * The clock timing the replay, in **milliseconds** (only used for `seconds` and
    * `linesPerSecond`). Default `performance.now()`.
@@ -61,7 +199,7 @@ export interface ReplayOptions {
 
 /** A client that had requests rejected. */
 export interface LimitedClient {
-  /** The client address. */
+  /** The client's key (its address, user or field value). */
   readonly client: string;
   /** Its rejected requests. */
   readonly rejected: number;
@@ -69,30 +207,74 @@ export interface LimitedClient {
   readonly requests: number;
 }
 
-/** The outcome of {@link replay}. */
-export interface ReplaySummary {
-  /** Requests allowed per window and client. */
+/** What one policy (or the group of them) did. */
+export interface PolicySummary {
+  /** Its name in the report: `60/1m`, `10/1s:gcra`, or `all` for the group. */
+  readonly name: string;
+  /** Requests allowed per window and client (the group: `NaN`). */
   readonly threshold: number;
-  /** The window, in **seconds**. */
+  /** The window, in **seconds** (the group: `NaN`). */
   readonly windowSeconds: number;
-  /** The limiter's strategy: one of `STRATEGY_NAMES`, such as `"sliding-window-log"`. */
+  /** The strategy's name (the group: `"group"`). */
+  readonly strategy: string;
+  /** Requests allowed. */
+  readonly allowed: number;
+  /** Requests refused. */
+  readonly rejected: number;
+  /** Clients with at least one refused request. */
+  readonly clientsLimited: number;
+  /** The most refusals in one calendar minute (UTC); 0 when none. */
+  readonly peakRefusedPerMinute: number;
+  /** The start of that minute in **milliseconds** since the epoch; `NaN` when nothing was refused. */
+  readonly peakMinuteMs: number;
+  /** The most-refused clients, most refused first, ties by key (code-unit order); the first is the worst. */
+  readonly topLimited: readonly LimitedClient[];
+  /** Allowed requests per timeline bucket, with `timeline`. */
+  readonly allowedPerBucket?: Uint32Array | undefined;
+  /** Refused requests per timeline bucket, with `timeline`. */
+  readonly refusedPerBucket?: Uint32Array | undefined;
+}
+
+/** The outcome of {@link replay}. The first policy's outcome is also at the top level. */
+export interface ReplaySummary {
+  /** The first policy's threshold. */
+  readonly threshold: number;
+  /** The first policy's window, in **seconds**. */
+  readonly windowSeconds: number;
+  /** The first policy's strategy: one of `STRATEGY_NAMES`, such as `"sliding-window-log"`. */
   readonly strategy: string;
   /** Lines read: requests plus malformed lines (empty lines at the end are not counted). */
   readonly lines: number;
   /** Valid lines, each one request. */
   readonly requests: number;
-  /** Requests the limiter allowed. */
+  /** Requests the first policy allowed. */
   readonly allowed: number;
-  /** Requests the limiter rejected. */
+  /** Requests the first policy rejected. */
   readonly rejected: number;
-  /** Distinct clients. */
+  /** Distinct clients (keys). */
   readonly clients: number;
-  /** Clients with at least one rejected request. */
+  /** Clients the first policy limited (at least one rejected request). */
   readonly clientsLimited: number;
   /** Malformed lines, empty lines before the last request included. */
   readonly malformed: number;
-  /** The most-rejected clients, most rejected first, ties by client (code-unit order). */
+  /** The first policy's most-rejected clients. */
   readonly topLimited: readonly LimitedClient[];
+  /** Every policy, in the order given. */
+  readonly policies: readonly PolicySummary[];
+  /** The policies as one all-or-nothing group, when decided (see {@link ReplayOptions.group}). */
+  readonly group?: PolicySummary | undefined;
+  /** The curves, with `curves`: one per distinct window and strategy of the policies. */
+  readonly curves?: readonly Curve[] | undefined;
+  /** The timeline's buckets, with `timeline` (the counts are in each {@link PolicySummary}). */
+  readonly timeline?: { readonly startMs: number; readonly bucketSeconds: number; readonly buckets: number } | undefined;
+  /** The format the lines were read in, such as `"clf"`. */
+  readonly format: string;
+  /** What a request is keyed by, such as `"client address"`. */
+  readonly keyLabel: string;
+  /** The earliest request time, ms since the epoch; `NaN` when there is none. */
+  readonly firstMs: number;
+  /** The latest request time, ms since the epoch; `NaN` when there is none. */
+  readonly lastMs: number;
   /** The first malformed lines, in file order. */
   readonly malformedExamples: readonly MalformedLine[];
   /** Time taken by the whole replay (reading included), in **seconds**. */
@@ -101,78 +283,148 @@ export interface ReplaySummary {
   readonly linesPerSecond: number;
 }
 
+/** A policy checked and ready to simulate: its spec, quota and strategy. */
+interface CheckedPolicy extends SimulatedPolicy {
+  readonly spec: PolicySpec;
+  readonly name: string;
+}
+
 /**
- * Replays an access log through a `RateLimiter` with the strategy named by `strategy`
- * (default: the exact sliding-window log): each valid line is one request by its client (the first field) at its time; requests
- * are decided in time order (ties in file order), the limiter's clock set to each request's time.
+ * The policies of `options`, each checked by the library's quota builder.
+ *
+ * @throws a `RangeError` / `TypeError` naming `strategy` for an unknown strategy, or from
+ *   `createQuota` for an invalid threshold (including one above the strategy's `maxThreshold`:
+ *   1,048,576 for the sliding-window log) or window; a `RangeError` naming `policies` when it
+ *   is empty.
+ */
+export function checkPolicies(options: Pick<ReplayOptions, 'policies' | 'threshold' | 'windowSeconds' | 'strategy'>): CheckedPolicy[] {
+  const fallback = createStrategy(options.strategy ?? REPLAY_DEFAULTS.strategy).name as StrategyName;
+  const specs = options.policies ?? [
+    {
+      threshold: options.threshold ?? REPLAY_DEFAULTS.threshold,
+      windowSeconds: options.windowSeconds ?? REPLAY_DEFAULTS.windowSeconds,
+      strategy: fallback,
+    },
+  ];
+  if (specs.length === 0) throw new RangeError('Expected `policies` to be at least one policy, got none');
+  return specs.map((spec) => {
+    const strategy = createStrategy(spec.strategy);
+    const quota = createQuota({ threshold: spec.threshold, windowSeconds: spec.windowSeconds }, strategy);
+    return { spec, quota, strategy, name: policyName(spec, fallback) };
+  });
+}
+
+/** Timeline buckets no narrower than this, in seconds: one minute. */
+const BUCKET_CHOICES = [60, 300, 900, 3600, 3 * 3600, 6 * 3600, 86_400, 7 * 86_400, 28 * 86_400, 365 * 86_400];
+/** At most this many buckets in a timeline (a chart stays readable, the counts small). */
+const MAX_BUCKETS = 1500;
+
+/**
+ * The buckets of a timeline from `firstMs` to `lastMs`: the narrowest of one minute, 5 and 15
+ * minutes, 1, 3 and 6 hours, a day, a week, 28 days and 365 days that needs at most 1,500
+ * buckets, aligned on the UTC epoch.
+ */
+export function timelineBuckets(firstMs: number, lastMs: number): TimelineBuckets {
+  if (!(firstMs <= lastMs)) return { startMs: 0, bucketMs: 60_000, buckets: 1 };
+  let bucketSeconds = BUCKET_CHOICES[BUCKET_CHOICES.length - 1] as number;
+  for (const choice of BUCKET_CHOICES) {
+    const ms = choice * 1000;
+    if (Math.floor(lastMs / ms) - Math.floor(firstMs / ms) + 1 <= MAX_BUCKETS) {
+      bucketSeconds = choice;
+      break;
+    }
+  }
+  const bucketMs = bucketSeconds * 1000;
+  const startMs = Math.floor(firstMs / bucketMs) * bucketMs;
+  return { startMs, bucketMs, buckets: Math.floor((lastMs - startMs) / bucketMs) + 1 };
+}
+
+/**
+ * Replays an access log through every policy (default: one, the exact sliding-window log at 60
+ * per 60 s) and, with two policies or more, through all of them as one all-or-nothing group:
+ * each valid line is one request by its key at its time; requests are decided in time order
+ * (ties in file order), at their log times. The log is read once, whatever the number of
+ * policies.
  *
  * @returns the {@link ReplaySummary}.
  * @throws {ReplayInputError} when the input cannot be read (missing file, permission denied,
  *   a directory, corrupt gzip data).
- * @throws a `RangeError` / `TypeError` naming `strategy` when it is not one of
- *   `STRATEGY_NAMES`.
- * @throws a `RangeError` / `TypeError` from `RateLimiter` for an invalid `threshold`
- *   (including one above the strategy's `maxThreshold`: 1,048,576 for the sliding-window log) or
- *   `windowSeconds`.
+ * @throws a `RangeError` / `TypeError` (see {@link checkPolicies}) for an invalid policy, before
+ *   anything is read.
  */
 export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
-  const threshold = options.threshold ?? REPLAY_DEFAULTS.threshold;
-  const windowSeconds = options.windowSeconds ?? REPLAY_DEFAULTS.windowSeconds;
   const top = options.top ?? REPLAY_DEFAULTS.top;
   const progress = options.progress ?? silentProgress;
   const timer = options.timer ?? (() => performance.now());
-  const input = options.input;
-
-  // Validate the strategy and the limit before reading anything.
-  const strategy = createStrategy(options.strategy ?? REPLAY_DEFAULTS.strategy);
-  const simulation = createSimulation({ threshold, windowSeconds, strategy });
+  // Validate the policies before reading anything.
+  const policies = checkPolicies(options);
 
   const started = timer();
-  const collector = new RequestCollector(
-    options.maxMalformedExamples ?? REPLAY_DEFAULTS.maxMalformedExamples,
-  );
-  await readInput(input, options.gzip, collector, progress);
-
-  const count = collector.count;
-  const names = collector.clientNames;
-  const order = sortByTime(collector.times, count);
-  const counts = simulation.run(collector, order, progress);
-  const rejected = counts.rejected;
-
-  const limited = limitedClients(counts, names);
-  const topLimited = limited.slice(0, top).map((c) => ({
-    client: names[c] as string,
-    rejected: counts.rejectedOf[c] as number,
-    requests: counts.requestsOf[c] as number,
-  }));
+  const requests = await loadRequests({ ...options, progress });
+  const timeline = options.timeline === true ? timelineBuckets(requests.firstMs, requests.lastMs) : undefined;
+  const outcome = simulate(requests, requests.order, policies, {
+    group: options.group ?? policies.length > 1,
+    timeline,
+    progress,
+  });
+  const names = requests.clientNames;
+  const summarize = (name: string, spec: PolicySpec | undefined, counts: PolicyCounts): PolicySummary => ({
+    name,
+    threshold: spec?.threshold ?? Number.NaN,
+    windowSeconds: spec?.windowSeconds ?? Number.NaN,
+    strategy: spec?.strategy ?? 'group',
+    allowed: requests.count - counts.rejected,
+    rejected: counts.rejected,
+    clientsLimited: counts.clientsLimited,
+    peakRefusedPerMinute: counts.peakRefusedPerMinute,
+    peakMinuteMs: counts.peakMinuteMs,
+    topLimited: limitedClients(counts.rejectedOf, names, top).map((c) => ({
+      client: names[c] as string,
+      rejected: counts.rejectedOf[c] as number,
+      requests: outcome.requestsOf[c] as number,
+    })),
+    allowedPerBucket: counts.allowedPerBucket,
+    refusedPerBucket: counts.refusedPerBucket,
+  });
+  const summaries = policies.map((policy, p) => summarize(policy.name, policy.spec, outcome.policies[p] as PolicyCounts));
+  const group = outcome.group === undefined ? undefined : summarize('all', undefined, outcome.group);
+  const curves = options.curves === true ? policyCurves(requests, policies.map((p) => p.spec)) : undefined;
   const seconds = (timer() - started) / 1000;
   progress.done();
 
-  const lines = count + collector.malformed;
+  const first = summaries[0] as PolicySummary;
+  const { lines } = requests;
   return {
-    threshold,
-    windowSeconds,
-    strategy: simulation.strategy,
+    threshold: first.threshold,
+    windowSeconds: first.windowSeconds,
+    strategy: first.strategy,
     lines,
-    requests: count,
-    allowed: count - rejected,
-    rejected,
+    requests: requests.count,
+    allowed: first.allowed,
+    rejected: first.rejected,
     clients: names.length,
-    clientsLimited: limited.length,
-    malformed: collector.malformed,
-    topLimited,
-    malformedExamples: collector.examples,
+    clientsLimited: first.clientsLimited,
+    malformed: requests.malformed,
+    topLimited: first.topLimited,
+    policies: summaries,
+    group,
+    curves,
+    timeline: timeline === undefined ? undefined : { startMs: timeline.startMs, bucketSeconds: timeline.bucketMs / 1000, buckets: timeline.buckets },
+    format: requests.format,
+    keyLabel: requests.keyLabel,
+    firstMs: requests.firstMs,
+    lastMs: requests.lastMs,
+    malformedExamples: requests.malformedExamples,
     seconds,
     linesPerSecond: seconds > 0 ? lines / seconds : 0,
   };
 }
 
 /**
- * The numbers of the clients with at least one rejected request, most rejected first, ties by
- * client (code-unit order).
+ * The numbers of the `top` clients with the most refused requests (at least one), most refused
+ * first, ties by key (code-unit order). O(clients) when `top` is small.
  */
-function limitedClients(counts: ClientCounts, names: readonly string[]): number[] {
-  const { rejectedOf } = counts;
+export function limitedClients(rejectedOf: Uint32Array, names: readonly string[], top: number): number[] {
   const limited: number[] = [];
   for (let c = 0; c < names.length; c++) if (rejectedOf[c]! > 0) limited.push(c);
   limited.sort((a, b) => {
@@ -182,5 +434,25 @@ function limitedClients(counts: ClientCounts, names: readonly string[]): number[
     const nameB = names[b] as string;
     return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
   });
-  return limited;
+  return limited.slice(0, top);
+}
+
+/** One refused-share curve per distinct window and strategy of `specs`, with their thresholds marked. */
+function policyCurves(requests: LoadedRequests, specs: readonly PolicySpec[]): Curve[] {
+  const runs = groupByClient(requests.times, requests.clientOf, requests.order, requests.count, requests.clientNames.length);
+  const byCurve = new Map<string, PolicySpec[]>();
+  for (const spec of specs) {
+    const id = `${spec.windowSeconds} ${spec.strategy}`;
+    byCurve.set(id, [...(byCurve.get(id) ?? []), spec]);
+  }
+  return [...byCurve.values()].map((same) => {
+    const { windowSeconds, strategy } = same[0] as PolicySpec;
+    return {
+      label: `per ${formatWindow(windowSeconds)}, ${strategy}`,
+      windowSeconds,
+      strategy,
+      points: curveFor(runs, windowSeconds, strategy, same.map((s) => s.threshold)),
+      marked: same.map((s) => s.threshold),
+    };
+  });
 }

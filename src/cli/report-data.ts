@@ -50,6 +50,8 @@ export interface Curve {
   readonly goal?: { readonly kind: 'clients-limited' | 'refused'; readonly share: number } | undefined;
   /** `suggest`'s answer: the smallest threshold meeting {@link goal}. */
   readonly answer?: number | undefined;
+  /** The thresholds of the replayed policies on this curve (`replay --report`), to mark on it. */
+  readonly marked?: readonly number[] | undefined;
 }
 
 /** A client with refused requests. */

@@ -7,8 +7,12 @@
  */
 
 import { escapeText } from './escape.js';
+import { formatWindow } from './policies.js';
 import { groupDigits } from './progress.js';
-import type { ReplaySummary } from './replay.js';
+import type { LimitedClient, PolicySummary, ReplaySummary } from './replay.js';
+import type { Curve, ReportData, TimelinePolicy } from './report-data.js';
+import type { SuggestSummary } from './suggestion.js';
+import type { SuggestGoal } from './suggest.js';
 
 /** How {@link formatSummary} names the input. */
 export interface InputLabel {
@@ -23,10 +27,9 @@ export interface InputLabel {
  * file name, the clients) is escaped by `escapeText`: no control character reaches the terminal.
  */
 export function formatSummary(summary: ReplaySummary, input: InputLabel): string {
+  if (summary.policies.length > 1) return formatPolicies(summary, input);
   const out: string[] = [];
-  const file = escapeText(input.file);
-  const title = input.file === '-' ? '<stdin>' : input.sample ? `built-in sample (${file})` : file;
-  out.push(`ratewarden replay: ${title}`);
+  out.push(`ratewarden replay: ${inputTitle(input)}`);
   const per = summary.threshold === 1 ? 'request' : 'requests';
   out.push(
     `limit: ${summary.threshold} ${per} per ${summary.windowSeconds} s per client (${summary.strategy})`,
@@ -57,16 +60,114 @@ export function formatSummary(summary: ReplaySummary, input: InputLabel): string
       );
     }
   }
-  out.push(
-    `processed ${summary.lines} ${summary.lines === 1 ? 'line' : 'lines'} in ${formatDuration(summary.seconds)} ` +
-      `(${groupDigits(summary.linesPerSecond)} lines/s)`,
-  );
+  out.push(processedLine(summary));
   return `${out.join('\n')}\n`;
+}
+
+/** The input as a report's title names it: a path, `<stdin>`, or the built-in sample. */
+function inputTitle(input: InputLabel): string {
+  const file = escapeText(input.file);
+  return input.file === '-' ? '<stdin>' : input.sample ? `built-in sample (${file})` : file;
+}
+
+/** `1431857103000` → `"2015-05-17 10:05:03 UTC"`. */
+export function formatUtc(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** The log's requests, clients, key and span, on one line. */
+function logLine(s: { requests: number; clients: number; keyLabel: string; firstMs: number; lastMs: number; malformed: number }): string {
+  const span = s.requests > 0 ? `, ${formatUtc(s.firstMs)} to ${formatUtc(s.lastMs)} (${((s.lastMs - s.firstMs) / 3_600_000).toFixed(1)} h)` : '';
+  return `log: ${s.requests} ${s.requests === 1 ? 'request' : 'requests'} from ${s.clients} ${s.clients === 1 ? 'client' : 'clients'} (key: ${s.keyLabel})${span}, ${s.malformed} malformed ${s.malformed === 1 ? 'line' : 'lines'}`;
+}
+
+/** `n (p%)` with two decimals of `n / whole`. */
+function counted(n: number, whole: number): string {
+  return whole > 0 ? `${n} (${((n / whole) * 100).toFixed(2)}%)` : String(n);
+}
+
+/** A client as a table cell: `198.18.0.97 (72 of 273)`, or `-` when nobody was limited. */
+function worst(client: LimitedClient | undefined): string {
+  return client === undefined ? '-' : `${escapeText(client.client)} (${client.rejected} of ${client.requests})`;
+}
+
+/** Rows of cells as text, columns padded to their widest cell; numbers (right) or text (left) by `right`. */
+function table(rows: readonly (readonly string[])[], right: readonly boolean[]): string[] {
+  const widths = (rows[0] ?? []).map((_, col) => Math.max(...rows.map((row) => (row[col] ?? '').length)));
+  return rows.map((row) =>
+    row
+      .map((cell, col) => (col === row.length - 1 && !right[col] ? cell : right[col] ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** The report of several policies: one row each, then the group's, then its most-limited clients. */
+function formatPolicies(summary: ReplaySummary, input: InputLabel): string {
+  const out: string[] = [`ratewarden replay: ${inputTitle(input)}`, logLine(summary)];
+  const rows: string[][] = [['policy', 'strategy', 'refused', 'clients limited', 'peak refused/min', 'worst client']];
+  const row = (p: PolicySummary, strategy: string): string[] => [
+    p.name,
+    strategy,
+    counted(p.rejected, summary.requests),
+    counted(p.clientsLimited, summary.clients),
+    String(p.peakRefusedPerMinute),
+    worst(p.topLimited[0]),
+  ];
+  for (const p of summary.policies) rows.push(row(p, p.strategy));
+  if (summary.group !== undefined) rows.push(row(summary.group, 'one RateLimitGroup'));
+  out.push(...table(rows, [false, false, true, true, true, false]));
+  const group = summary.group;
+  if (group !== undefined) {
+    out.push(`all: the ${summary.policies.length} policies together, all or nothing: a request is allowed when every policy allows it, and then counts against each`);
+    if (group.topLimited.length > 0) {
+      out.push('top limited clients under all policies (refused / requests):');
+      out.push(...limitedRows(group.topLimited));
+    }
+  }
+  out.push(processedLine(summary));
+  return `${out.join('\n')}\n`;
+}
+
+/** The rows of a most-limited clients list, aligned. */
+function limitedRows(clients: readonly LimitedClient[]): string[] {
+  const names = clients.map((c) => escapeText(c.client));
+  const nameWidth = Math.max(...names.map((name) => name.length));
+  const rejectedWidth = Math.max(...clients.map((c) => String(c.rejected).length));
+  const requestsWidth = Math.max(...clients.map((c) => String(c.requests).length));
+  return clients.map(
+    (c, i) => `  ${(names[i] as string).padEnd(nameWidth)}  ${String(c.rejected).padStart(rejectedWidth)} / ${String(c.requests).padStart(requestsWidth)}`,
+  );
+}
+
+function processedLine(summary: { lines: number; seconds: number; linesPerSecond: number }): string {
+  return (
+    `processed ${summary.lines} ${summary.lines === 1 ? 'line' : 'lines'} in ${formatDuration(summary.seconds)} ` +
+    `(${groupDigits(summary.linesPerSecond)} lines/s)`
+  );
+}
+
+/** A policy as its `--json` object. */
+function policyToJson(p: PolicySummary): Record<string, unknown> {
+  return {
+    name: p.name,
+    threshold: Number.isNaN(p.threshold) ? null : p.threshold,
+    window_seconds: Number.isNaN(p.windowSeconds) ? null : p.windowSeconds,
+    strategy: p.strategy,
+    allowed: p.allowed,
+    rejected: p.rejected,
+    clients_limited: p.clientsLimited,
+    peak_refused_per_minute: p.peakRefusedPerMinute,
+    peak_minute: Number.isNaN(p.peakMinuteMs) ? null : new Date(p.peakMinuteMs).toISOString(),
+    top_limited: p.topLimited.map(({ client, rejected, requests }) => ({ client, rejected, requests })),
+  };
 }
 
 /**
  * The JSON report of a replay: one object, keys in snake_case, strings as they were read (the
- * command prints it with `toJsonLine`, which escapes what a terminal would act on).
+ * command prints it with `toJsonLine`, which escapes what a terminal would act on). The first
+ * policy's outcome is at the top level too (`threshold`, `rejected`, ...), as it was when a
+ * replay had one policy.
  */
 export function summaryToJson(summary: ReplaySummary, input: InputLabel): Record<string, unknown> {
   return {
@@ -87,8 +188,141 @@ export function summaryToJson(summary: ReplaySummary, input: InputLabel): Record
       rejected,
       requests,
     })),
+    format: summary.format,
+    key: summary.keyLabel,
+    first_time: summary.requests > 0 ? new Date(summary.firstMs).toISOString() : null,
+    last_time: summary.requests > 0 ? new Date(summary.lastMs).toISOString() : null,
+    policies: summary.policies.map(policyToJson),
+    group: summary.group === undefined ? null : policyToJson(summary.group),
     seconds: Math.round(summary.seconds * 1e6) / 1e6,
     lines_per_second: Math.round(summary.linesPerSecond),
+  };
+}
+
+/** A goal as the report says it: `at most 1% of clients limited`. */
+export function goalText(goal: SuggestGoal): string {
+  const percent = `${Number((goal.share * 100).toPrecision(6))}%`;
+  return goal.kind === 'clients-limited' ? `at most ${percent} of clients limited` : `at most ${percent} of requests refused`;
+}
+
+/** The human-readable report of `suggest`. */
+export function formatSuggestion(summary: SuggestSummary, input: InputLabel): string {
+  const out: string[] = [`ratewarden suggest: ${inputTitle(input)}`, logLine(summary)];
+  const hour = summary.busiestHour;
+  if (hour !== undefined) {
+    out.push(`busiest hour: ${formatUtc(hour.startMs).replace(/:00 UTC$/, ' UTC')}, ${hour.requests} requests from ${hour.clients} clients`);
+  }
+  out.push(`goal: ${summary.goals.map(goalText).join(', and ')}`);
+  const rows: string[][] = [['window', 'strategy', 'threshold', 'refused', 'clients limited', 'busiest client window']];
+  for (const a of summary.answers) {
+    rows.push([
+      formatWindow(a.windowSeconds),
+      a.strategy,
+      a.threshold === undefined ? 'none' : String(a.threshold),
+      a.threshold === undefined ? '-' : counted(a.refused, summary.requests),
+      a.threshold === undefined ? '-' : counted(a.clientsLimited, summary.clients),
+      String(a.maxPeak),
+    ]);
+  }
+  out.push(...table(rows, [false, false, true, true, true, true]));
+  for (const a of summary.answers) {
+    out.push(`curve, ${formatWindow(a.windowSeconds)} ${a.strategy} (threshold: refused, clients limited; ${a.passes} passes over the requests):`);
+    const cells = a.curve.map((p) => `${p.threshold}: ${percent(p.refusedShare)} ${percent(p.clientsLimitedShare)}${p.threshold === a.threshold ? ' <' : ''}`);
+    for (let i = 0; i < cells.length; i += 4) out.push(`  ${cells.slice(i, i + 4).map((c) => c.padEnd(26)).join('').trimEnd()}`);
+  }
+  out.push(
+    'assumes: the traffic to come is like this log\'s (its span and busiest hour above); each answer is the smallest threshold ' +
+      'meeting the goal here, not a margin above it; refused requests are not retried in the replay.',
+  );
+  out.push(processedLine(summary));
+  return `${out.join('\n')}\n`;
+}
+
+/** `0.01234` → `"1.23%"`. */
+function percent(share: number): string {
+  return `${(share * 100).toFixed(2)}%`;
+}
+
+/** The JSON report of `suggest`: one object, keys in snake_case. */
+export function suggestionToJson(summary: SuggestSummary, input: InputLabel): Record<string, unknown> {
+  const hour = summary.busiestHour;
+  return {
+    file: input.file,
+    sample: input.sample,
+    lines: summary.lines,
+    requests: summary.requests,
+    clients: summary.clients,
+    malformed: summary.malformed,
+    format: summary.format,
+    key: summary.keyLabel,
+    first_time: summary.requests > 0 ? new Date(summary.firstMs).toISOString() : null,
+    last_time: summary.requests > 0 ? new Date(summary.lastMs).toISOString() : null,
+    busiest_hour: hour === undefined ? null : { start: new Date(hour.startMs).toISOString(), requests: hour.requests, clients: hour.clients },
+    goals: summary.goals.map((g) => ({ kind: g.kind, share: g.share })),
+    answers: summary.answers.map((a) => ({
+      window_seconds: a.windowSeconds,
+      strategy: a.strategy,
+      threshold: a.threshold ?? null,
+      refused: a.refused,
+      clients_limited: a.clientsLimited,
+      max_client_peak: a.maxPeak,
+      passes: a.passes,
+      curve: a.curve.map((p) => ({ threshold: p.threshold, refused_share: p.refusedShare, clients_limited_share: p.clientsLimitedShare })),
+    })),
+    seconds: Math.round(summary.seconds * 1e6) / 1e6,
+    lines_per_second: Math.round(summary.linesPerSecond),
+  };
+}
+
+/** The HTML report's data of a replay (with `timeline` and `curves`). */
+export function replayReportData(summary: ReplaySummary, input: InputLabel, text: string): ReportData {
+  const all = summary.group === undefined ? summary.policies : [...summary.policies, summary.group];
+  const label = (p: PolicySummary): string => (p === summary.group ? 'all (one RateLimitGroup)' : p.name);
+  const timeline = summary.timeline;
+  return {
+    command: 'replay',
+    input: input.file === '-' ? '<stdin>' : input.sample ? 'built-in sample' : input.file,
+    text,
+    timeline:
+      timeline === undefined
+        ? undefined
+        : {
+            bucketSeconds: timeline.bucketSeconds,
+            startMs: timeline.startMs,
+            policies: all.map((p): TimelinePolicy => ({ name: label(p), allowed: p.allowedPerBucket ?? [], refused: p.refusedPerBucket ?? [] })),
+          },
+    curves: summary.curves ?? [],
+    topLimited: all.map((p) => ({ policy: label(p), clients: p.topLimited.map((c) => ({ client: c.client, refused: c.rejected, requests: c.requests })) })),
+  };
+}
+
+/** The HTML report's data of `suggest` (with `replayAnswers`). */
+export function suggestReportData(summary: SuggestSummary, input: InputLabel, text: string): ReportData {
+  const goal = summary.goals[0];
+  const curves: Curve[] = summary.answers.map((a) => ({
+    label: `per ${formatWindow(a.windowSeconds)}, ${a.strategy}`,
+    windowSeconds: a.windowSeconds,
+    strategy: a.strategy,
+    points: a.curve,
+    goal: goal === undefined ? undefined : { kind: goal.kind, share: goal.share },
+    answer: a.threshold,
+  }));
+  const replayed = summary.replayed ?? [];
+  const timeline = summary.timeline;
+  return {
+    command: 'suggest',
+    input: input.file === '-' ? '<stdin>' : input.sample ? 'built-in sample' : input.file,
+    text,
+    timeline:
+      timeline === undefined
+        ? undefined
+        : {
+            bucketSeconds: timeline.bucketSeconds,
+            startMs: timeline.startMs,
+            policies: replayed.map((r) => ({ name: r.name, allowed: r.allowedPerBucket, refused: r.refusedPerBucket })),
+          },
+    curves,
+    topLimited: replayed.map((r) => ({ policy: r.name, clients: r.topLimited.map((c) => ({ client: c.client, refused: c.rejected, requests: c.requests })) })),
   };
 }
 

@@ -25,6 +25,12 @@ export const EXAMPLE_BYTES = 320;
 /** @internal An empty buffer: the prefix of a line of which nothing was kept. */
 export const EMPTY = Buffer.alloc(0);
 
+/**
+ * Picks the format of an input from its first non-empty line, `bytes[start, end)` (`--format
+ * auto`): called once, before that line is parsed.
+ */
+export type FormatChooser = (bytes: Buffer, start: number, end: number) => LineFormat;
+
 /** A malformed line, kept as an example. */
 export interface MalformedLine {
   /** The line number, from 1. */
@@ -49,7 +55,8 @@ const LAST_CLIENT_BYTES = 64;
  * arrays, client strings interned in a `Map`.
  */
 export class RequestCollector {
-  readonly #parser: LineFormat;
+  #parser: LineFormat;
+  #choose: FormatChooser | undefined;
   /** Request times in milliseconds, `count` of them. */
   times = new Float64Array(4096);
   /** Client numbers (indexes in `clientNames`), `count` of them. */
@@ -76,12 +83,22 @@ export class RequestCollector {
 
   /**
    * @param maxExamples - how many malformed lines to keep as {@link examples}.
-   * @param format - the parser of the lines; default the Common/Combined Log Format keyed by
-   *   client address.
+   * @param format - the parser of the lines, or a function that picks it from the first
+   *   non-empty line; default the Common/Combined Log Format keyed by client address.
    */
-  constructor(maxExamples: number, format: LineFormat = new ClfFormat()) {
+  constructor(maxExamples: number, format: LineFormat | FormatChooser = new ClfFormat()) {
     this.#maxExamples = maxExamples;
-    this.#parser = format;
+    if (typeof format === 'function') {
+      this.#choose = format;
+      this.#parser = new ClfFormat();
+    } else {
+      this.#parser = format;
+    }
+  }
+
+  /** The format of the lines: the one given, or the one picked from the first non-empty line (CLF before any). */
+  get format(): LineFormat {
+    return this.#parser;
   }
 
   /** Takes the line in `bytes[start, end)`, without its `\n`. */
@@ -95,6 +112,10 @@ export class RequestCollector {
     if (end - start > MAX_LINE_BYTES) {
       this.#addMalformed(R_TOO_LONG, bytes, start, end, this.lineNumber);
       return;
+    }
+    if (this.#choose !== undefined) {
+      this.#parser = this.#choose(bytes, start, end);
+      this.#choose = undefined;
     }
     const parser = this.#parser;
     if (!parser.parse(bytes, start, end)) {

@@ -49,7 +49,7 @@ describe('sortByTime', () => {
     expect(Array.from(sortByTime(times, count, 0))).toEqual(reference(times, count));
   });
 
-  it('falls back to the comparison sort for times that are not whole seconds', () => {
+  it('falls back to the comparison sort for times that are not whole milliseconds', () => {
     const times = Float64Array.from([5500, 1000, 5500, 1000.25, -3000, 1000]);
     expect(Array.from(sortByTime(times, times.length))).toEqual([4, 1, 5, 3, 0, 2]);
   });
@@ -61,13 +61,16 @@ describe('sortByTime', () => {
       fc.property(
         // An offset in ms (not a whole second: only differences count), and times in whole seconds
         // after it: few distinct ones (ties), or anywhere in 32 bits (both radix passes), or
-        // beyond them (the comparison sort); or any whole milliseconds (the comparison sort).
+        // beyond them (three passes); or any whole milliseconds (by millisecond); or fractions of
+        // a millisecond (the comparison sort).
         fc.integer({ min: -1e12, max: 1e12 }),
         fc.oneof(
           fc.array(fc.integer({ min: 0, max: 5 }).map((s) => s * SECOND), { maxLength: 40 }),
           fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }).map((s) => s * SECOND), { maxLength: 40 }),
           fc.array(fc.integer({ min: 0, max: 2 ** 33 }).map((s) => s * SECOND), { maxLength: 40 }),
           fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 40 }),
+          fc.array(fc.integer({ min: 0, max: 2 ** 40 }), { maxLength: 40 }),
+          fc.array(fc.integer({ min: 0, max: 4000 }).map((t) => t / 4), { maxLength: 40 }),
         ),
         fc.nat({ max: 5 }), // entries past `count`, ignored
         fc.constantFrom(0, 1, 4, 1 << 16, undefined), // maxBuckets
@@ -111,18 +114,36 @@ describe('sortPath', () => {
     expect(sortPath(new Float64Array(0), 0)).toBe('counting');
   });
 
-  it('takes the comparison sort for times not whole seconds apart, too few requests, or a span of 2^32 s or more', () => {
-    // Not whole seconds apart, whatever the span.
+  it('sorts whole milliseconds by millisecond: counting over short spans, radix (two or three passes) over long ones', () => {
+    const ms = Float64Array.from([5500, 1000, 5500, 1001, -3000, 1000]);
+    expect(sortPath(ms, ms.length)).toBe('counting');
+    expect(Array.from(sortByTime(ms, ms.length))).toEqual([4, 1, 5, 3, 0, 2]);
+    // 400 days in milliseconds: about 2^35 units, three radix passes.
+    const millis = longSpan(20_000);
+    millis[123] = (millis[123] as number) + 1;
+    expect(sortPath(millis, 20_000)).toBe('radix');
+    expect(Array.from(sortByTime(millis, 20_000))).toEqual(reference(millis, 20_000));
+    // A day in milliseconds: below 2^32 units, two passes.
+    const day = Float64Array.from({ length: 20_000 }, (_, i) => 1.4e12 + ((i * 7_919) % 86_400_000));
+    expect(sortPath(day, day.length)).toBe('radix');
+    expect(Array.from(sortByTime(day, day.length))).toEqual(reference(day, day.length));
+  });
+
+  it('takes the comparison sort for times not whole milliseconds apart, too few requests, or a span of 2^48 units or more', () => {
+    // Not whole milliseconds apart, whatever the span.
     expect(sortPath(Float64Array.from([5500, 1000, 1000.25]), 3)).toBe('comparison');
     const fractional = longSpan(20_000);
-    fractional[123] = (fractional[123] as number) + 1;
+    fractional[123] = (fractional[123] as number) + 0.5;
     expect(sortPath(fractional, 20_000)).toBe('comparison');
     // Too few requests for the radix sort.
     expect(sortPath(longSpan(RADIX_MIN_COUNT - 1), RADIX_MIN_COUNT - 1)).toBe('comparison');
     expect(sortPath(longSpan(20_000), 20_000, 0, 20_001)).toBe('comparison');
-    // A span of 2^32 seconds does not fit the radix sort's keys.
-    const tooWide = Float64Array.from([0, 2 ** 32 * 1000, 5000]);
+    // A span of 2^48 units does not fit the radix sort's keys; 2^32 seconds does (three passes).
+    const tooWide = Float64Array.from([0, 2 ** 48 + 1, 5001]);
     expect(sortPath(tooWide, 3, 1 << 16, 3)).toBe('comparison');
     expect(Array.from(sortByTime(tooWide, 3, 1 << 16, 3))).toEqual([0, 2, 1]);
+    const wide = Float64Array.from([0, 2 ** 32 * 1000, 5000]);
+    expect(sortPath(wide, 3, 1 << 16, 3)).toBe('radix');
+    expect(Array.from(sortByTime(wide, 3, 1 << 16, 3))).toEqual([0, 2, 1]);
   });
 });

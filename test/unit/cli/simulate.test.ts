@@ -5,7 +5,12 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STRATEGY_NAMES } from '../../../src/cli/strategies.js';
+import { sortByTime } from '../../../src/cli/order.js';
+import { simulate } from '../../../src/cli/simulate.js';
+import { STRATEGY_NAMES, createStrategy } from '../../../src/cli/strategies.js';
+import { createQuota } from '../../../src/quota.js';
+import { RateLimitGroup } from '../../../src/rate-limit-group.js';
+import { RateLimiter } from '../../../src/rate-limiter.js';
 import { refModel, refReplay, refRequests, type RefRequest } from '../../support/reference-models.js';
 import { FIXTURE, SAMPLE, replayText } from '../../support/replay-fixture.js';
 
@@ -57,4 +62,73 @@ describe('ratewarden replay --strategy', { timeout: 60_000 }, () => {
     );
   });
 
+});
+
+describe('simulate: the dense engine decides as RateLimiter and RateLimitGroup do', () => {
+  // The engine drives the strategies directly (an array of states by client number). The
+  // reference is the library's own RateLimiter per policy and RateLimitGroup of them, keyed by
+  // client name, on a clock set to each request's time.
+  const request = fc.record({ client: fc.integer({ min: 0, max: 3 }), timeMs: fc.integer({ min: 0, max: 40_000 }) });
+  const policy = fc.record({
+    threshold: fc.integer({ min: 1, max: 5 }),
+    windowMs: fc.constantFrom(1, 999, 1000, 2500, 10_000),
+    strategy: fc.constantFrom(...STRATEGY_NAMES),
+  });
+
+  it('per policy and as a group, request by request (property)', () => {
+    fc.assert(
+      fc.property(fc.array(request, { maxLength: 80 }), fc.array(policy, { minLength: 1, maxLength: 3 }), (entries, specs) => {
+        const times = Float64Array.from(entries, (e) => e.timeMs);
+        const clientOf = Uint32Array.from(entries, (e) => e.client);
+        const clientNames = ['a', 'b', 'c', 'd'];
+        const order = sortByTime(times, entries.length);
+        const policies = specs.map((s) => {
+          const strategy = createStrategy(s.strategy);
+          return { strategy, quota: createQuota({ threshold: s.threshold, windowSeconds: s.windowMs / 1000 }, strategy) };
+        });
+        const outcome = simulate({ times, clientOf, count: entries.length, clientNames }, order, policies, { group: true });
+
+        let now = 0;
+        const limiter = (s: (typeof specs)[number]) =>
+          new RateLimiter({ threshold: s.threshold, windowSeconds: s.windowMs / 1000, strategy: createStrategy(s.strategy), clock: () => now });
+        const limiters = specs.map(limiter);
+        const group = new RateLimitGroup(specs.map(limiter));
+        const expected = specs.map(() => new Uint32Array(4));
+        const expectedGroup = new Uint32Array(4);
+        for (const i of order) {
+          now = times[i] as number;
+          const name = clientNames[clientOf[i] as number] as string;
+          limiters.forEach((l, p) => {
+            if (!l.allowRequestSync(name).allowed) expected[p]![clientOf[i] as number]!++;
+          });
+          if (!group.allowRequestSync(name).allowed) expectedGroup[clientOf[i] as number]!++;
+        }
+        outcome.policies.forEach((counts, p) => {
+          expect(Array.from(counts.rejectedOf)).toEqual(Array.from(expected[p] as Uint32Array));
+          expect(counts.rejected).toBe((expected[p] as Uint32Array).reduce((a, b) => a + b, 0));
+          expect(counts.clientsLimited).toBe((expected[p] as Uint32Array).filter((r) => r > 0).length);
+        });
+        expect(Array.from(outcome.group?.rejectedOf ?? [])).toEqual(Array.from(expectedGroup));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('counts refusals per minute and per bucket as they happen', () => {
+    // One client, 1 per 10 s: at 0 s allowed; 1, 2, 3 s refused (minute 0); 61 s allowed, 62 s
+    // and 63 s refused (minute 1).
+    const seconds = [0, 1, 2, 3, 61, 62, 63];
+    const times = Float64Array.from(seconds, (s) => s * 1000);
+    const strategy = createStrategy('sliding-window-log');
+    const outcome = simulate(
+      { times, clientOf: new Uint32Array(seconds.length), count: seconds.length, clientNames: ['a'] },
+      sortByTime(times, seconds.length),
+      [{ strategy, quota: createQuota({ threshold: 1, windowSeconds: 10 }, strategy) }],
+      { timeline: { startMs: 0, bucketMs: 30_000, buckets: 3 } },
+    );
+    const counts = outcome.policies[0];
+    expect(counts).toMatchObject({ rejected: 5, clientsLimited: 1, peakRefusedPerMinute: 3, peakMinuteMs: 0 });
+    expect(Array.from(counts?.allowedPerBucket ?? [])).toEqual([1, 0, 1]);
+    expect(Array.from(counts?.refusedPerBucket ?? [])).toEqual([3, 0, 2]);
+  });
 });
