@@ -131,7 +131,7 @@ function timelineSection(timeline: Timeline | undefined): ReportSection {
           type: 'quantitative',
           title: [`${label} requests`, per],
           scale: { domain: [0, Math.max(1, peak)], nice: true },
-          axis: { tickMinStep: 1, format: ',' },
+          axis: { tickMinStep: 1, format: ',d' },
         },
         tooltip: [
           { field: 'when', type: 'nominal', title: 'bucket start' },
@@ -326,7 +326,7 @@ function topLimitedSection(topLimited: readonly TopLimited[]): ReportSection {
         title: labels ? 'client (key)' : null,
         axis: labels ? { labelLimit: 260 } : { labels: false, ticks: false },
       },
-      x: { field, type: 'quantitative', title, axis: { tickMinStep: 1, format: ',', labelOverlap: true } },
+      x: { field, type: 'quantitative', title, axis: { tickMinStep: 1, format: ',d', labelOverlap: true } },
       tooltip: [
         { field: 'client', title: 'client' },
         { field: 'refused', type: 'quantitative', title: 'refused requests' },
@@ -335,7 +335,7 @@ function topLimitedSection(topLimited: readonly TopLimited[]): ReportSection {
     },
     layer: [
       { mark: { type: 'bar', color } },
-      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10, color: '#333' }, encoding: { text: { field } } },
+      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10, color: '#333' }, encoding: { text: { field, type: 'quantitative', format: ',d' } } },
     ],
   });
   const spec = {
