@@ -1,0 +1,153 @@
+// The HTML report's text, without a browser (test/integration/html-report.test.ts draws it in
+// Chromium): escaping of hostile text, the CSP's script hashes, determinism, the sentences of
+// absent sections, the checks of ReportData, and where the chart libraries are read from.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readChartLibraries, VENDOR_FILES } from '../../../src/cli/chart-libraries.js';
+import { escapeHtml, jsonForScript, renderHtmlReport } from '../../../src/cli/html-report.js';
+import type { ReportData } from '../../../src/cli/report-data.js';
+import { reportCharts } from '../../../src/cli/report-charts.js';
+import { RateWardenRangeError, RateWardenTypeError } from '../../../src/errors.js';
+
+/** Small stand-ins for the libraries: the page's text is what is tested here, not vega. */
+const libraries = { vega: 'window.vega = {};', vegaLite: 'window.vegaLite = {};', notices: 'BSD <licence> & ISC' };
+
+const HOSTILE = '</script><script>alert(1)</script>';
+const IMG = '<img src=x onerror=alert(2)>';
+
+const data: ReportData = {
+  command: 'replay',
+  input: `a ${IMG}.log`,
+  text: `top limited clients:\n  ${HOSTILE}  3 / 10\n`,
+  timeline: { bucketSeconds: 60, startMs: Date.UTC(2015, 4, 17), policies: [{ name: 'p', allowed: [3, 4], refused: [1, 0] }] },
+  curves: [
+    {
+      label: 'per 60 s, gcra',
+      windowSeconds: 60,
+      strategy: 'gcra',
+      points: [{ threshold: 5, refusedShare: 0.1, clientsLimitedShare: 0.2 }],
+      goal: { kind: 'refused', share: 0.1 },
+      answer: 5,
+    },
+  ],
+  topLimited: [{ policy: 'p', clients: [{ client: HOSTILE, refused: 3, requests: 10 }, { client: IMG, refused: 1, requests: 2 }] }],
+};
+
+/** The texts of the page's `<script>` elements, by type attribute (`''` for classic scripts). */
+function scripts(html: string): { type: string; text: string }[] {
+  return [...html.matchAll(/<script(?: type="([^"]*)")?[^>]*>([\s\S]*?)<\/script>/g)].map((m) => ({ type: m[1] ?? '', text: m[2] ?? '' }));
+}
+
+describe('renderHtmlReport', () => {
+  it('gives the same bytes for the same data', () => {
+    expect(renderHtmlReport(structuredClone<ReportData>(data), libraries)).toBe(renderHtmlReport(data, libraries));
+  });
+
+  it('holds hostile text only escaped: as HTML text, and as JSON with no < > &', () => {
+    const html = renderHtmlReport(data, libraries);
+    // Four script elements: the data, vega, vega-lite, the page's own; nothing from the data opened one.
+    expect(scripts(html).map((s) => s.type)).toEqual(['application/json', '', '', '']);
+    expect(html.match(/<script/g)).toHaveLength(4);
+    expect(html).not.toContain('<img');
+    expect(html).toContain(`<title>ratewarden replay: a &#60;img src=x onerror=alert(2)&#62;.log</title>`);
+    expect(html).toContain('&#60;/script&#62;&#60;script&#62;alert(1)&#60;/script&#62;  3 / 10');
+    expect(html).toContain('<pre>BSD &#60;licence&#62; &#38; ISC</pre>');
+    const json = scripts(html)[0]?.text ?? '';
+    expect(json).not.toMatch(/[<>&]/);
+    const charts = JSON.parse(json) as { id: string; spec: { data: { values: { client?: string }[] } } }[];
+    expect(charts.map((chart) => chart.id)).toEqual(['chart-timeline', 'chart-curves', 'chart-top-limited']);
+    expect(charts[2]?.spec.data.values.map((row) => row.client)).toEqual([HOSTILE, IMG]);
+  });
+
+  it('allows exactly its own inline scripts and style by their SHA-256, and no request', () => {
+    const html = renderHtmlReport(data, libraries);
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)?.[1]?.replace(/&#39;/g, "'") ?? '';
+    const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    const classic = scripts(html).filter((s) => s.type === '');
+    const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? '';
+    expect(csp.split('; ')).toEqual([
+      "default-src 'none'",
+      `script-src ${classic.map((s) => sha(s.text)).join(' ')} 'unsafe-eval'`,
+      `style-src ${sha(style)}`,
+      'img-src data:',
+      "connect-src 'none'",
+      "font-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+    ]);
+    expect(classic[0]?.text).toBe(libraries.vega);
+    expect(classic[1]?.text).toBe(libraries.vegaLite);
+  });
+
+  it('puts a sentence in place of each chart without data', () => {
+    const html = renderHtmlReport({ command: 'replay', input: 'x', text: '', curves: [], topLimited: [] }, libraries);
+    expect(html).toContain('<p id="chart-timeline" class="empty">No timeline: no policy was replayed.</p>');
+    expect(html).toContain('<p id="chart-curves" class="empty">No refused-share curve: `ratewarden suggest` draws one per window and strategy.</p>');
+    expect(html).toContain('<p id="chart-top-limited" class="empty">Nobody was limited.</p>');
+    expect(JSON.parse(scripts(html)[0]?.text ?? '')).toEqual([]);
+  });
+
+  it('refuses a library that would end its inline script', () => {
+    expect(() => renderHtmlReport(data, { ...libraries, vega: 'x = "</SCRIPT>"' })).toThrow(/vega\.min\.js holds "<\/script" or "<!--"/);
+  });
+});
+
+describe('reportCharts checks ReportData', () => {
+  const timeline = data.timeline!;
+  const policy = timeline.policies[0]!;
+  const cases: [string, ReportData, typeof RateWardenRangeError | typeof RateWardenTypeError, string][] = [
+    ['bucketSeconds 0', { ...data, timeline: { ...timeline, bucketSeconds: 0 } }, RateWardenRangeError, 'Expected `timeline.bucketSeconds` to be a positive number of seconds, got `0` (number)'],
+    ['refused shorter', { ...data, timeline: { ...timeline, policies: [{ ...policy, refused: [1] }] } }, RateWardenRangeError, 'Expected `timeline.policies[0].refused` to be as long as allowed (2 buckets), got `1` (number)'],
+    ['negative count', { ...data, timeline: { ...timeline, policies: [{ ...policy, allowed: [3, -1] }] } }, RateWardenRangeError, 'Expected `timeline.policies[0].allowed[1]` to be a non-negative integer, got `-1` (number)'],
+    ['count as text', { ...data, topLimited: [{ policy: 'p', clients: [{ client: 'c', refused: '3' as unknown as number, requests: 4 }] }] }, RateWardenTypeError, 'Expected `topLimited[0].clients[0].refused` to be a non-negative integer, got `"3"` (string)'],
+    ['share over 1', { ...data, curves: [{ ...data.curves[0]!, points: [{ threshold: 5, refusedShare: 1.5, clientsLimitedShare: 0 }] }] }, RateWardenRangeError, 'Expected `curves[0].points[0].refusedShare` to be a share from 0 to 1, got `1.5` (number)'],
+    ['no points', { ...data, curves: [{ ...data.curves[0]!, points: [] }] }, RateWardenRangeError, 'Expected `curves[0].points` to be at least one point, got `0` (number)'],
+  ];
+  it.each(cases)('%s', (_, bad, type, message) => {
+    expect(() => reportCharts(bad)).toThrow(type);
+    expect(() => reportCharts(bad)).toThrow(message);
+  });
+});
+
+describe('jsonForScript and escapeHtml', () => {
+  it('jsonForScript gives back any value through JSON.parse, with no < > & U+2028 U+2029 in its text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme' })), fc.string(), (strings, more) => {
+        const value = { strings, more: `${more}</script><!--\u2028\u2029&` };
+        const text = jsonForScript(value);
+        expect(text).not.toMatch(/[<>&\u2028\u2029]/);
+        expect(JSON.parse(text)).toEqual(value);
+      }),
+    );
+  });
+
+  it('escapeHtml writes the five special characters as references', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&#60;a href=&#34;x&#34; title=&#39;y&#39;&#62;&#38;&#60;/a&#62;');
+  });
+});
+
+describe('readChartLibraries', () => {
+  it('reads vendor/ when it is there', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratewarden-vendor-'));
+    try {
+      writeFileSync(join(dir, VENDOR_FILES.vega), 'v');
+      writeFileSync(join(dir, VENDOR_FILES.vegaLite), 'vl');
+      writeFileSync(join(dir, VENDOR_FILES.notices), 'n');
+      expect(readChartLibraries(pathToFileURL(`${dir}/`))).toEqual({ vega: 'v', vegaLite: 'vl', notices: 'n' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('falls back on node_modules without vendor/ (run from the sources)', () => {
+    const read = readChartLibraries(pathToFileURL(join(tmpdir(), 'ratewarden-no-such-vendor/')));
+    expect(read.vega).toMatch(/^!function\(t,e\)/);
+    expect(read.vegaLite).toContain('vegaLite');
+    expect(read.notices).toContain('University of Washington Interactive Data Lab');
+  });
+});
