@@ -113,7 +113,8 @@ describe('parseIsoTime', () => {
     const standard = s.length > 10 && (s[10] === ' ' || s[10] === 't') ? `${s.slice(0, 10)}T${s.slice(11)}` : s;
     return Date.parse(standard.replace('z', 'Z').replace(/(\.[0-9]{9})[0-9]+/, '$1'));
   };
-  const text = (t: fc.RecordValue<typeof timestamp>): string =>
+  type Timestamp = typeof timestamp extends fc.Arbitrary<infer T> ? T : never;
+  const text = (t: Timestamp): string =>
     `${String(t.year).padStart(4, '0')}-${two(t.month)}-${two(t.day)}${t.separator}` +
     `${two(t.hour)}:${two(t.minute)}:${two(t.second)}${t.fraction === undefined ? '' : `.${t.fraction}`}${t.zone}`;
 
