@@ -9,22 +9,43 @@
  */
 
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { escapeText, toJsonLine } from './escape.js';
-import { REPLAY_HELP, TOP_HELP } from './help.js';
-import { ReplayInputError, stdinKind, systemErrorReason } from './input.js';
+import { REPLAY_HELP, SUGGEST_HELP, TOP_HELP } from './help.js';
+import { renderHtmlReport } from './html-report.js';
+import { loadOptions } from './input-options.js';
+import { ReplayInputError, stdinKind, systemErrorReason, type ReplayInput } from './input.js';
 import {
   EXIT_CODES,
   UsageError,
   firstLine,
   integerOption,
-  quotaOption,
+  limitOptions,
   parseCommandArgs,
+  percentOption,
+  quotaOption,
+  single,
   strategyOption,
+  windowsOption,
+  type ParsedArgs,
 } from './options.js';
+import type { PolicySpec } from './policies.js';
 import { createProgress } from './progress.js';
-import { REPLAY_DEFAULTS, replay, type ReplaySummary } from './replay.js';
-import { formatSummary, summaryToJson, type InputLabel } from './report.js';
+import { REPLAY_DEFAULTS, replay } from './replay.js';
+import type { ReportData } from './report-data.js';
+import {
+  formatSuggestion,
+  formatSummary,
+  replayReportData,
+  suggestReportData,
+  suggestionToJson,
+  summaryToJson,
+  type InputLabel,
+} from './report.js';
+import type { MalformedLine } from './request-collector.js';
+import type { SuggestGoal } from './suggest.js';
+import { SUGGEST_DEFAULTS, suggest } from './suggestion.js';
 
 /** The built-in sample, shipped in the package next to `dist/`. */
 const SAMPLE_URL = new URL('../data/access-combined.log.gz', import.meta.url);
@@ -73,13 +94,13 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
       io.stdout.write(TOP_HELP);
       return EXIT_CODES.replayed;
     }
-    throw new UsageError('missing command: expected `replay` (see `ratewarden --help`)');
+    throw new UsageError('missing command: expected `replay` or `suggest` (see `ratewarden --help`)');
   }
-  if (command !== 'replay') {
-    throw new UsageError(`unknown command \`${command}\`: expected \`replay\` (see \`ratewarden --help\`)`);
+  if (command !== 'replay' && command !== 'suggest') {
+    throw new UsageError(`unknown command \`${command}\`: expected \`replay\` or \`suggest\` (see \`ratewarden --help\`)`);
   }
   if (values.help === true) {
-    io.stdout.write(REPLAY_HELP);
+    io.stdout.write(command === 'replay' ? REPLAY_HELP : SUGGEST_HELP);
     return EXIT_CODES.replayed;
   }
   if (operands.length > 1) {
@@ -87,95 +108,178 @@ async function run(args: readonly string[], io: CommandIo): Promise<number> {
       `expected at most one FILE, got ${operands.length}: ${operands.map((o) => `\`${o}\``).join(', ')}`,
     );
   }
+  return command === 'replay' ? runReplay(values, operands[0], io) : runSuggest(values, operands[0], io);
+}
 
-  const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
-  const strategy = strategyOption(values.strategy);
-  const { threshold, windowSeconds } = quotaOption(values.threshold, values.window, strategy);
-  const json = values.json === true;
-
-  const operand = operands[0];
-  let label: InputLabel;
-  let input: string | AsyncIterable<Uint8Array | string>;
+/** The input of a command: what to read, how the report names it, and whether it is a default pipe. */
+interface PickedInput {
+  readonly input: ReplayInput;
+  readonly label: InputLabel;
   /**
    * No FILE, and stdin is read because it is a pipe: an empty one then means no input was given
    * (a harness's empty pipe). An empty file redirected to stdin was given: it is replayed as it is.
    */
-  let pipedByDefault = false;
-  if (operand === undefined) {
-    // No FILE: piped or redirected input is the log (never ignored); a terminal, /dev/null (CI) or
-    // a closed stdin means the built-in sample, without waiting on stdin.
-    const kind = io.stdinKind();
-    if (kind === 'pipe' || kind === 'file') {
-      pipedByDefault = kind === 'pipe';
-      input = io.stdin;
-      label = { file: '-', sample: false };
-      io.stderr.write(`ratewarden: no FILE given: replaying stdin (${kind === 'pipe' ? 'a pipe' : 'a file'})\n`);
-    } else {
-      input = fileURLToPath(SAMPLE_URL);
-      label = { file: input, sample: true };
-      if (kind === 'socket') {
-        io.stderr.write(
-          'ratewarden: no FILE given and stdin is a socket, which is not read: replaying the built-in sample ' +
-            '(give `-` to replay stdin)\n',
-        );
-      }
-    }
-  } else if (operand === '-') {
-    input = io.stdin;
-    label = { file: '-', sample: false };
-  } else {
-    input = operand;
-    label = { file: operand, sample: false };
-  }
+  readonly pipedByDefault: boolean;
+}
 
-  const run = (from: string | AsyncIterable<Uint8Array | string>): Promise<ReplaySummary> =>
-    replay({
-      input: from,
-      threshold,
-      windowSeconds,
-      strategy,
-      top,
-      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
-    });
-  let summary = await run(input);
-  if (pipedByDefault && summary.lines === 0) {
-    // No FILE and a pipe that closed with no line: no input was given after all (a harness
-    // that runs every command with an empty pipe for stdin). Said, never silent.
+const SAMPLE: PickedInput = {
+  input: fileURLToPath(SAMPLE_URL),
+  label: { file: fileURLToPath(SAMPLE_URL), sample: true },
+  pipedByDefault: false,
+};
+
+/** The input of a command line: the FILE, `-`, piped stdin or the built-in sample. */
+function pickInput(operand: string | undefined, io: CommandIo): PickedInput {
+  if (operand === '-') return { input: io.stdin, label: { file: '-', sample: false }, pipedByDefault: false };
+  if (operand !== undefined) return { input: operand, label: { file: operand, sample: false }, pipedByDefault: false };
+  // No FILE: piped or redirected input is the log (never ignored); a terminal, /dev/null (CI) or
+  // a closed stdin means the built-in sample, without waiting on stdin.
+  const kind = io.stdinKind();
+  if (kind === 'pipe' || kind === 'file') {
+    io.stderr.write(`ratewarden: no FILE given: replaying stdin (${kind === 'pipe' ? 'a pipe' : 'a file'})\n`);
+    return { input: io.stdin, label: { file: '-', sample: false }, pipedByDefault: kind === 'pipe' };
+  }
+  if (kind === 'socket') {
+    io.stderr.write(
+      'ratewarden: no FILE given and stdin is a socket, which is not read: replaying the built-in sample ' +
+        '(give `-` to replay stdin)\n',
+    );
+  }
+  return SAMPLE;
+}
+
+/**
+ * Runs `compute` on the input and, with no FILE and a pipe that closed with no line (a harness
+ * that runs every command with an empty pipe for stdin), on the built-in sample instead, as
+ * stderr says. Then reports the malformed lines on stderr.
+ */
+async function withInput<
+  T extends { readonly lines: number; readonly requests: number; readonly malformed: number; readonly malformedExamples: readonly MalformedLine[] },
+>(
+  picked: PickedInput,
+  io: CommandIo,
+  compute: (input: ReplayInput) => Promise<T>,
+): Promise<{ result: T; label: InputLabel }> {
+  let result = await compute(picked.input);
+  let label = picked.label;
+  if (picked.pipedByDefault && result.lines === 0) {
     io.stderr.write('ratewarden: stdin is empty (or blank): replaying the built-in sample instead (give `-` to replay stdin as it is)\n');
-    input = fileURLToPath(SAMPLE_URL);
-    label = { file: input, sample: true };
-    summary = await run(input);
+    result = await compute(SAMPLE.input);
+    label = SAMPLE.label;
   }
-
-  for (const example of summary.malformedExamples) {
-    io.stderr.write(
-      `ratewarden: line ${example.line}: malformed (${example.reason}): ${escapeText(example.text)}\n`,
-    );
+  for (const example of result.malformedExamples) {
+    io.stderr.write(`ratewarden: line ${example.line}: malformed (${example.reason}): ${escapeText(example.text)}\n`);
   }
-  const unreported = summary.malformed - summary.malformedExamples.length;
+  const unreported = result.malformed - result.malformedExamples.length;
   if (unreported > 0) {
-    io.stderr.write(
-      `ratewarden: ${unreported} more malformed line${unreported === 1 ? '' : 's'} not shown ` +
-        `(${summary.malformed} in all)\n`,
-    );
+    io.stderr.write(`ratewarden: ${unreported} more malformed line${unreported === 1 ? '' : 's'} not shown (${result.malformed} in all)\n`);
   }
-  io.stdout.write(
-    json ? `${toJsonLine(summaryToJson(summary, label))}\n` : formatSummary(summary, label),
-  );
-  if (summary.lines === 0) {
-    io.stderr.write(
-      'ratewarden: the input is empty (or blank): nothing to replay\n',
-    );
+  return { result, label };
+}
+
+/** The exit code of a command that read `result`, saying on stderr why nothing was replayed. */
+function exitCode(result: { readonly lines: number; readonly requests: number }, format: string, io: CommandIo): number {
+  if (result.lines === 0) {
+    io.stderr.write('ratewarden: the input is empty (or blank): nothing to replay\n');
     return EXIT_CODES.nothingReplayed;
   }
-  if (summary.requests === 0) {
-    io.stderr.write(
-      'ratewarden: nothing to replay: no line of the input is in the Common or Combined Log Format ' +
-        '(`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)\n',
-    );
+  if (result.requests === 0) {
+    io.stderr.write(`ratewarden: nothing to replay: no line of the input is in the ${FORMAT_DESCRIPTIONS[format] ?? format}\n`);
     return EXIT_CODES.nothingReplayed;
   }
   return EXIT_CODES.replayed;
+}
+
+/** How the "nothing to replay" message names each format. */
+const FORMAT_DESCRIPTIONS: Record<string, string> = {
+  clf: 'Common or Combined Log Format (`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)',
+  json: 'JSON-lines format with the time and key fields (see `--time-field`, `--key field:PATH`)',
+  alb: 'AWS Application Load Balancer log format',
+};
+
+async function runReplay(values: ParsedArgs['values'], operand: string | undefined, io: CommandIo): Promise<number> {
+  const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
+  const strategy = strategyOption(single('--strategy', values.strategy, 'replay takes one default strategy (give each `--limit` its own: `--limit 60/1m:gcra`)'));
+  const window = single('--window', values.window, 'replay takes one window (give several policies with `--limit`)');
+  let policies: PolicySpec[];
+  if (values.limit !== undefined && values.limit.length > 0) {
+    if (values.threshold !== undefined || window !== undefined) {
+      throw new UsageError('`--limit` and `--threshold`/`--window` both give the limit: use one or the other');
+    }
+    policies = limitOptions(values.limit, strategy);
+  } else {
+    const { threshold, windowMs } = quotaOption(values.threshold, window, strategy);
+    policies = [{ threshold, windowSeconds: windowMs / 1000, strategy }];
+  }
+  if (values['max-clients-limited'] !== undefined || values['max-refused'] !== undefined) {
+    throw new UsageError('`--max-clients-limited` and `--max-refused` are goals of `ratewarden suggest`, not `replay`');
+  }
+  const load = loadOptions(values);
+  const json = values.json === true;
+  const reportFile = values.report;
+  const picked = pickInput(operand, io);
+  const { result: summary, label } = await withInput(picked, io, (input) =>
+    replay({
+      input,
+      ...load,
+      policies,
+      strategy,
+      top,
+      timeline: reportFile !== undefined,
+      curves: reportFile !== undefined,
+      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
+    }),
+  );
+  const text = formatSummary(summary, label);
+  if (reportFile !== undefined) await writeReport(reportFile, replayReportData(summary, label, text), io);
+  io.stdout.write(json ? `${toJsonLine(summaryToJson(summary, label))}\n` : text);
+  return exitCode(summary, summary.format, io);
+}
+
+async function runSuggest(values: ParsedArgs['values'], operand: string | undefined, io: CommandIo): Promise<number> {
+  if (values.limit !== undefined || values.threshold !== undefined) {
+    throw new UsageError('`suggest` finds the threshold: give it `--window` (and `--strategy`), not `--limit` or `--threshold`');
+  }
+  const strategies = (values.strategy ?? [REPLAY_DEFAULTS.strategy]).map((name) => strategyOption(name));
+  const windows = windowsOption(values.window, REPLAY_DEFAULTS.windowSeconds, strategies[0] ?? REPLAY_DEFAULTS.strategy);
+  const goals: SuggestGoal[] = [];
+  const clientsShare = percentOption('--max-clients-limited', values['max-clients-limited']);
+  const refusedShare = percentOption('--max-refused', values['max-refused']);
+  if (clientsShare !== undefined) goals.push({ kind: 'clients-limited', share: clientsShare });
+  if (refusedShare !== undefined) goals.push({ kind: 'refused', share: refusedShare });
+  if (goals.length === 0) goals.push(SUGGEST_DEFAULTS.goal);
+  const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
+  const load = loadOptions(values);
+  const json = values.json === true;
+  const reportFile = values.report;
+  const picked = pickInput(operand, io);
+  const { result: summary, label } = await withInput(picked, io, (input) =>
+    suggest({
+      input,
+      ...load,
+      windows: [...new Set(windows)],
+      strategies: [...new Set(strategies)],
+      goals,
+      top,
+      replayAnswers: reportFile !== undefined,
+      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
+    }),
+  );
+  const text = formatSuggestion(summary, label);
+  if (reportFile !== undefined) await writeReport(reportFile, suggestReportData(summary, label, text), io);
+  io.stdout.write(json ? `${toJsonLine(suggestionToJson(summary, label))}\n` : text);
+  return exitCode(summary, summary.format, io);
+}
+
+/** Writes the HTML report to `file`, and says where on stderr. */
+async function writeReport(file: string, data: ReportData, io: CommandIo): Promise<void> {
+  const html = renderHtmlReport(data);
+  try {
+    await writeFile(file, html);
+  } catch (error) {
+    throw new ReplayInputError(`cannot write the report to \`${file}\`: ${error instanceof Error ? systemErrorReason(error) : String(error)}`);
+  }
+  io.stderr.write(`ratewarden: report written to ${escapeText(file)} (open it in a browser)\n`);
 }
 
 /** The package version, read from the package.json next to `dist/`. */

@@ -10,6 +10,8 @@
 import { parseArgs } from 'node:util';
 import { RateWardenRangeError, RateWardenTypeError, rangeError, typeError } from '../errors.js';
 import { createQuota, type Quota, type QuotaNames } from '../quota.js';
+import { KEY_EXPECTED, parseKeyOption, type KeyChoice } from './key-option.js';
+import { DURATION_EXPECTED, LIMIT_EXPECTED, parseDuration, parseLimit, type PolicySpec } from './policies.js';
 import { REPLAY_DEFAULTS } from './replay.js';
 import { STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
 
@@ -34,8 +36,16 @@ export const EXIT_CODES = {
 
 const OPTIONS = {
   threshold: { type: 'string' },
-  window: { type: 'string' },
-  strategy: { type: 'string' },
+  window: { type: 'string', multiple: true },
+  strategy: { type: 'string', multiple: true },
+  limit: { type: 'string', multiple: true },
+  key: { type: 'string' },
+  format: { type: 'string' },
+  'time-field': { type: 'string' },
+  'time-format': { type: 'string' },
+  'max-clients-limited': { type: 'string' },
+  'max-refused': { type: 'string' },
+  report: { type: 'string' },
   top: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -95,7 +105,21 @@ const EXPECTED: Record<string, string> = {
   '--top': 'a non-negative safe integer',
   '--window': 'a number of seconds from 0.001 to 1000000000, in whole milliseconds',
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
+  '--limit': LIMIT_EXPECTED,
+  '--key': KEY_EXPECTED,
+  '--format': 'one of auto, clf, json, alb',
+  '--time-field': 'a JSON field, a dotted path such as ts or request.time',
+  '--time-format': 'one of auto, iso8601, epoch-s, epoch-ms',
+  '--max-clients-limited': 'a percentage from 0% to 100%, such as 1%',
+  '--max-refused': 'a percentage from 0% to 100%, such as 0.1%',
+  '--report': 'the path of an HTML file to write',
 };
+
+/** The formats `--format` takes. */
+export const FORMAT_NAMES = ['auto', 'clf', 'json', 'alb'] as const;
+
+/** The time formats `--time-format` takes. */
+export const TIME_FORMATS = ['auto', 'iso8601', 'epoch-s', 'epoch-ms'] as const;
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */
 function checkOptionValue(option: string, value: string): void {
@@ -103,6 +127,75 @@ function checkOptionValue(option: string, value: string): void {
   else if (option === '--top') integerOption(option, value, 0, 0);
   else if (option === '--window') quotaOption(undefined, value, REPLAY_DEFAULTS.strategy);
   else if (option === '--strategy') strategyOption(value);
+  else if (option === '--limit') limitOptions([value], REPLAY_DEFAULTS.strategy);
+  else if (option === '--key') keyOption(value);
+  else if (option === '--max-clients-limited' || option === '--max-refused') percentOption(option, value);
+}
+
+/**
+ * The `--limit` options: each `N/DURATION[:STRATEGY]`, its strategy `fallback` when it names
+ * none, checked by the library's quota builder (see {@link quotaOption}).
+ *
+ * @throws {UsageError} naming `--limit` and the value when one is not a limit, or with the
+ *   quota's message (naming the limit) when its threshold or window is out of range.
+ */
+export function limitOptions(values: readonly string[], fallback: StrategyName): PolicySpec[] {
+  return values.map((value) => {
+    const parts = parseLimit(value);
+    if (typeof parts === 'string') throw new UsageError(`expected \`--limit\` to be ${LIMIT_EXPECTED}, got \`${value}\`: ${parts}`);
+    const strategy = parts.strategy ?? fallback;
+    const names: QuotaNames = { threshold: `the threshold of \`--limit ${value}\``, windowSeconds: `the window of \`--limit ${value}\`` };
+    const quota = checkedQuota(parts.threshold, parts.windowSeconds, strategy, names);
+    return { threshold: quota.threshold, windowSeconds: quota.windowMs / 1000, strategy };
+  });
+}
+
+/**
+ * The `--key` option as a {@link KeyChoice} (`ip` when absent).
+ *
+ * @throws {UsageError} naming `--key`, what it expects and the value received.
+ */
+export function keyOption(value: string | undefined): KeyChoice {
+  const choice = parseKeyOption(value);
+  if (choice === undefined) throw new UsageError(`expected \`--key\` to be ${KEY_EXPECTED}, got \`${value ?? ''}\``);
+  return choice;
+}
+
+/**
+ * A percentage option (`--max-refused 0.1%`) as a share from 0 to 1; `undefined` when absent.
+ *
+ * @throws {UsageError} naming the option when `value` is not a percentage from 0% to 100%.
+ */
+export function percentOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))%$/.exec(value);
+  const percent = match === null ? Number.NaN : Number(match[1]);
+  if (!(percent >= 0 && percent <= 100)) {
+    throw new UsageError(`expected \`${name}\` to be ${EXPECTED[name] ?? 'a percentage'}, got \`${value}\``);
+  }
+  return percent / 100;
+}
+
+/**
+ * A list of windows (`suggest --window 60s --window 1h`), each a duration checked as a quota's
+ * window for `strategy`; `fallback` when none is given.
+ *
+ * @throws {UsageError} naming `--window` and the value when one is not a duration or out of range.
+ */
+export function windowsOption(values: readonly string[] | undefined, fallback: number, strategy: StrategyName): number[] {
+  if (values === undefined || values.length === 0) return [fallback];
+  return values.map((value) => {
+    const seconds = parseDuration(value);
+    if (seconds === undefined) throw new UsageError(`expected \`--window\` to be ${DURATION_EXPECTED}, got \`${value}\``);
+    return checkedQuota(1, seconds, strategy, QUOTA_NAMES).windowMs / 1000;
+  });
+}
+
+/** One value of an option that may be given once only: the last, after checking there is one. */
+export function single(name: string, values: readonly string[] | undefined, why: string): string | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  if (values.length > 1) throw new UsageError(`\`${name}\` is given ${values.length} times: ${why}`);
+  return values[0];
 }
 
 /**
@@ -155,13 +248,20 @@ const QUOTA_NAMES: QuotaNames = { threshold: '--threshold', windowSeconds: '--wi
  *   above the strategy's `maxThreshold` also names the strategies without a cap).
  */
 export function quotaOption(threshold: string | undefined, window: string | undefined, strategy: StrategyName): Quota {
+  return checkedQuota(
+    threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold),
+    window === undefined ? REPLAY_DEFAULTS.windowSeconds : numeric(window),
+    strategy,
+    QUOTA_NAMES,
+  );
+}
+
+/** {@link quotaOption}'s check, for values already read and fields named by `names`. */
+function checkedQuota(threshold: number | string, windowSeconds: number | string, strategy: StrategyName, names: QuotaNames): Quota {
   const bounds = createStrategy(strategy);
-  const options = {
-    threshold: threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold),
-    windowSeconds: window === undefined ? REPLAY_DEFAULTS.windowSeconds : numeric(window),
-  };
+  const options = { threshold, windowSeconds };
   try {
-    return createQuota(options as { threshold: number; windowSeconds: number }, bounds, QUOTA_NAMES);
+    return createQuota(options as { threshold: number; windowSeconds: number }, bounds, names);
   } catch (error) {
     if (!(error instanceof RateWardenTypeError || error instanceof RateWardenRangeError)) throw error;
     const message = lowerFirst(error.message);

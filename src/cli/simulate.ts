@@ -90,6 +90,15 @@ export interface SimulateOptions {
   readonly progress?: ProgressReporter | undefined;
 }
 
+/** The requests in time order: request `k` is the `k`-th to decide. */
+interface SortedRequests {
+  readonly times: Float64Array;
+  readonly clientOf: Uint32Array;
+  readonly count: number;
+  /** How many clients (client numbers are below it). */
+  readonly clients: number;
+}
+
 const MINUTE_MS = 60_000;
 /** Sweep a policy's states once this many clients hold one (then at twice what remains). */
 const FIRST_SWEEP = 1 << 16;
@@ -105,21 +114,28 @@ export function simulate(
   policies: readonly SimulatedPolicy[],
   options: SimulateOptions = {},
 ): Simulation {
-  const { count, clientOf } = requests;
+  const { count, clientOf, times } = requests;
   const clients = requests.clientNames.length;
   const requestsOf = new Uint32Array(clients);
   for (let k = 0; k < count; k++) requestsOf[clientOf[k] as number]!++;
+  // The requests in time order, once: every pass then reads both arrays front to back.
+  const sorted: SortedRequests = { times: new Float64Array(count), clientOf: new Uint32Array(count), count, clients };
+  for (let k = 0; k < count; k++) {
+    const i = order[k] as number;
+    sorted.times[k] = times[i] as number;
+    sorted.clientOf[k] = clientOf[i] as number;
+  }
   const passes = policies.length + (options.group === true ? 1 : 0);
   const progress = options.progress;
   const results: PolicyCounts[] = [];
   for (const [p, policy] of policies.entries()) {
     const report = progress === undefined ? undefined : (done: number) => progress.replaying(p * count + done, passes * count);
-    results.push(decideOne(requests, order, policy, options.timeline, report));
+    results.push(decideOne(sorted, policy, options.timeline, report));
   }
   let group: PolicyCounts | undefined;
   if (options.group === true) {
     const report = progress === undefined ? undefined : (done: number) => progress.replaying(policies.length * count + done, passes * count);
-    group = decideGroup(requests, order, policies, options.timeline, report);
+    group = decideGroup(sorted, policies, options.timeline, report);
   }
   return { requestsOf, policies: results, group };
 }
@@ -213,22 +229,20 @@ class States {
 }
 
 function decideOne(
-  requests: ReplayRequests,
-  order: Uint32Array,
+  requests: SortedRequests,
   policy: SimulatedPolicy,
   timeline: TimelineBuckets | undefined,
   report: ((done: number) => void) | undefined,
 ): PolicyCounts {
-  const { count, times, clientOf } = requests;
+  const { count, times, clientOf, clients } = requests;
   const { strategy, quota } = policy;
-  const tally = new Tally(requests.clientNames.length, timeline);
-  const states = new States(requests.clientNames.length, policy);
+  const tally = new Tally(clients, timeline);
+  const states = new States(clients, policy);
   const of = states.of;
   const timed = timeline !== undefined;
   for (let k = 0; k < count; k++) {
-    const i = order[k] as number;
-    const client = clientOf[i] as number;
-    const now = times[i] as number;
+    const client = clientOf[k] as number;
+    const now = times[k] as number;
     let state = of[client];
     if (state === undefined) {
       state = strategy.createState(quota);
@@ -253,21 +267,18 @@ function decideOne(
  * recorded by each; otherwise refused and recorded by none (`RateLimitGroup`'s all or nothing).
  */
 function decideGroup(
-  requests: ReplayRequests,
-  order: Uint32Array,
+  requests: SortedRequests,
   policies: readonly SimulatedPolicy[],
   timeline: TimelineBuckets | undefined,
   report: ((done: number) => void) | undefined,
 ): PolicyCounts {
-  const { count, times, clientOf } = requests;
-  const clients = requests.clientNames.length;
+  const { count, times, clientOf, clients } = requests;
   const tally = new Tally(clients, timeline);
   const all = policies.map((policy) => new States(clients, policy));
   const n = policies.length;
   for (let k = 0; k < count; k++) {
-    const i = order[k] as number;
-    const client = clientOf[i] as number;
-    const now = times[i] as number;
+    const client = clientOf[k] as number;
+    const now = times[k] as number;
     let allowed = true;
     for (let p = 0; p < n && allowed; p++) {
       const { strategy, quota } = policies[p] as SimulatedPolicy;

@@ -64,8 +64,8 @@ describe('replay --help agrees with the validation', { timeout: 60_000 }, () => 
     expect(accepts('--strategy', 'leaky-bucket')).toBe(false);
   });
 
-  it('fits 80 columns, and so does `ratewarden --help`', () => {
-    for (const text of [help, cli(['--help']).stdout]) {
+  it('fits 80 columns, and so do `ratewarden --help` and `ratewarden suggest --help`', () => {
+    for (const text of [help, cli(['--help']).stdout, cli(['suggest', '--help']).stdout]) {
       for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     }
   });

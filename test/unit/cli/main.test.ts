@@ -239,10 +239,11 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     expect(help.stdout).toContain('Usage: ratewarden <command>');
     const replayHelp = cli(['replay', '--help']);
     expect(replayHelp.status).toBe(0);
-    expect(replayHelp.stdout).toContain(
-      'Usage: ratewarden replay [FILE] [--threshold N] [--window SECONDS]\n                         [--strategy NAME] [--json] [--top N]\n',
-    );
+    expect(replayHelp.stdout).toContain('Usage: ratewarden replay [FILE] [--limit N/DURATION[:STRATEGY]]...\n');
     expect(replayHelp.stdout).toContain('(default 60)');
+    const suggestHelp = cli(['suggest', '--help']);
+    expect(suggestHelp.status).toBe(0);
+    expect(suggestHelp.stdout).toContain('Usage: ratewarden suggest [FILE] [--window DURATION]...');
     const version = cli(['--version']);
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${PACKAGE.version}\n`);
