@@ -47,6 +47,12 @@ export interface MalformedLine {
 const CR = 0x0d;
 const R_EMPTY = 'empty line';
 const R_TOO_LONG = 'line too long';
+const R_TIME_RANGE = 'time out of range';
+/**
+ * The latest (and, negated, earliest) request time kept, in milliseconds: 2^47 ms from 1970
+ * (about the year 6429), the limiter's clock range. A line beyond it is malformed.
+ */
+export const MAX_TIME_MS = 2 ** 47;
 /** Keys up to this many bytes are compared with the previous line's, to skip the lookup. */
 const LAST_CLIENT_BYTES = 64;
 
@@ -122,10 +128,15 @@ export class RequestCollector {
       this.#addMalformed(parser.reason, bytes, start, end, this.lineNumber);
       return;
     }
+    const timeMs = parser.timeMs;
+    if (!(timeMs >= -MAX_TIME_MS && timeMs <= MAX_TIME_MS)) {
+      this.#addMalformed(R_TIME_RANGE, bytes, start, end, this.lineNumber);
+      return;
+    }
     const client = this.#clientNumber(bytes, parser.keyStart, parser.keyEnd);
     const index = this.count;
     if (index === this.times.length) this.#grow();
-    this.times[index] = parser.timeMs;
+    this.times[index] = timeMs;
     this.clientOf[index] = client;
     this.count = index + 1;
   }

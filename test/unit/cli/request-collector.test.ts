@@ -28,3 +28,15 @@ describe('replay (programmatic)', () => {
     ]);
   });
 });
+
+describe('request times beyond the limiter clock range', () => {
+  it('are malformed lines (time out of range), not a crash: 2^47 ms is about the year 6429', async () => {
+    const at = (year: number) => `1.2.3.4 - - [01/Jan/${year}:00:00:00 +0000] "GET / HTTP/1.1" 200 5`;
+    const summary = await replayText(`${at(2024)}\n${at(6429)}\n${at(6430)}\n${at(9999)}\n`);
+    expect(summary).toMatchObject({ lines: 4, requests: 2, malformed: 2 });
+    expect(summary.malformedExamples.map((m) => [m.line, m.reason])).toEqual([
+      [3, 'time out of range'],
+      [4, 'time out of range'],
+    ]);
+  });
+});
