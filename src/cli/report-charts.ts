@@ -208,7 +208,21 @@ function curvesSection(curves: readonly Curve[]): ReportSection {
         text: `answer: ${groupDigits(threshold)} per ${formatSeconds(curve.windowSeconds)}`,
       });
     }
+    for (const [m, marked] of (curve.marked ?? []).entries()) {
+      const threshold = checkNumber(`${name}.marked[${m}]`, marked, 'a positive number', (v) => v > 0);
+      const at = curve.points.find((point) => point.threshold === threshold);
+      answers.push({
+        label,
+        threshold,
+        ...(at === undefined ? {} : { refused: at.refusedShare, clients: at.clientsLimitedShare }),
+        text: `replayed: ${groupDigits(threshold)} per ${formatSeconds(curve.windowSeconds)}`,
+      });
+    }
   }
+  const hasAnswer = curves.some((curve) => curve.answer !== undefined);
+  const hasMarked = curves.some((curve) => (curve.marked ?? []).length > 0);
+  const diamond = hasAnswer && hasMarked ? 'diamond: an answer or a replayed policy' : hasAnswer ? 'diamond: the answer' : hasMarked ? "diamond: a replayed policy's threshold" : '';
+  const subtitle = (goal: boolean): string => [goal ? 'dashed: the goal' : '', diamond].filter(Boolean).join('; ');
   // Thresholds from 1 to 10,000 squeeze the low end on a linear axis: logarithmic when they
   // span two orders of magnitude.
   const x = {
@@ -271,11 +285,11 @@ function curvesSection(curves: readonly Curve[]): ReportSection {
     description: 'Refused share and clients-limited share against the threshold, for each window and strategy.',
     vconcat: [
       {
-        title: { text: 'Refused requests', subtitle: refusedGoal ? 'dashed: the goal; diamond: the answer' : 'diamond: the answer' },
+        title: { text: 'Refused requests', subtitle: subtitle(refusedGoal) },
         ...panel('refused', 'refused (share of all requests)'),
       },
       {
-        title: { text: 'Clients limited', subtitle: clientsGoal ? 'dashed: the goal; diamond: the answer' : 'diamond: the answer' },
+        title: { text: 'Clients limited', subtitle: subtitle(clientsGoal) },
         ...panel('clients', 'clients limited (share of all clients)'),
       },
     ],
