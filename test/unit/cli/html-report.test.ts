@@ -151,3 +151,20 @@ describe('readChartLibraries', () => {
     expect(read.notices).toContain('University of Washington Interactive Data Lab');
   });
 });
+
+describe('the curves chart marks', () => {
+  /** The labels of the curves chart's marks (each layer that draws them holds the same data). */
+  function curveMarks(curve: ReportData['curves'][number]): { text: string }[] {
+    const json = JSON.stringify(reportCharts({ ...data, curves: [curve] }));
+    return [...new Set([...json.matchAll(/"text":"((?:answer|replayed): [^"]*)"/g)].map((m) => m[1] as string))].map((text) => ({ text }));
+  }
+
+  it("labels suggest's answer and replay's own thresholds, each on its curve", () => {
+    const points = [1, 10, 60].map((threshold) => ({ threshold, refusedShare: 1 / threshold, clientsLimitedShare: 0.5 / threshold }));
+    const base = { label: 'per 60 s, sliding-window-log', windowSeconds: 60, strategy: 'sliding-window-log', points };
+    expect(curveMarks({ ...base, answer: 10 }).map((m) => m.text)).toEqual(['answer: 10 per 60 s']);
+    expect(curveMarks({ ...base, marked: [60, 10] }).map((m) => m.text)).toEqual(['replayed: 60 per 60 s', 'replayed: 10 per 60 s']);
+    expect(curveMarks(base)).toEqual([]);
+    expect(() => reportCharts({ ...data, curves: [{ ...base, marked: [0] }] })).toThrow(/marked\[0\]/);
+  });
+});
