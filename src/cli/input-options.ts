@@ -27,12 +27,12 @@ import type { LoadOptions } from './replay.js';
 export function loadOptions(values: ParsedArgs['values']): Pick<LoadOptions, 'format' | 'ipv6Subnet'> {
   const key = keyOption(values.key);
   const format = values.format ?? 'auto';
-  if (!(FORMAT_NAMES as readonly string[]).includes(format)) {
+  if (!FORMAT_NAMES.includes(format)) {
     throw new UsageError(`expected \`--format\` to be one of ${FORMAT_NAMES.join(', ')}, got \`${format}\``);
   }
   const timeField = values['time-field'];
   const timeFormat = values['time-format'];
-  if (timeFormat !== undefined && !(TIME_FORMATS as readonly string[]).includes(timeFormat)) {
+  if (timeFormat !== undefined && !TIME_FORMATS.includes(timeFormat)) {
     throw new UsageError(`expected \`--time-format\` to be one of ${TIME_FORMATS.join(', ')}, got \`${timeFormat}\``);
   }
   const make = (name: FormatName): LineFormat => formatFor(name, key, timeField, timeFormat as JsonTimeFormat | undefined);

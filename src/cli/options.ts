@@ -10,6 +10,8 @@
 import { parseArgs } from 'node:util';
 import { RateWardenRangeError, RateWardenTypeError, rangeError, typeError } from '../errors.js';
 import { createQuota, type Quota, type QuotaNames } from '../quota.js';
+import { FORMAT_NAMES as LINE_FORMAT_NAMES } from './formats/detect.js';
+import { JSON_TIME_FORMATS } from './formats/json-lines.js';
 import { KEY_EXPECTED, parseKeyOption, type KeyChoice } from './key-option.js';
 import { DURATION_EXPECTED, LIMIT_EXPECTED, parseDuration, parseLimit, type PolicySpec } from './policies.js';
 import { REPLAY_DEFAULTS } from './replay.js';
@@ -107,19 +109,19 @@ const EXPECTED: Record<string, string> = {
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
   '--limit': LIMIT_EXPECTED,
   '--key': KEY_EXPECTED,
-  '--format': 'one of auto, clf, json, alb',
+  '--format': `one of auto, ${LINE_FORMAT_NAMES.join(', ')}`,
   '--time-field': 'a JSON field, a dotted path such as ts or request.time',
-  '--time-format': 'one of auto, iso8601, epoch-s, epoch-ms',
+  '--time-format': `one of ${JSON_TIME_FORMATS.join(', ')}`,
   '--max-clients-limited': 'a percentage from 0% to 100%, such as 1%',
   '--max-refused': 'a percentage from 0% to 100%, such as 0.1%',
   '--report': 'the path of an HTML file to write',
 };
 
-/** The formats `--format` takes. */
-export const FORMAT_NAMES = ['auto', 'clf', 'json', 'alb'] as const;
+/** The formats `--format` takes: `auto`, then each format's name. */
+export const FORMAT_NAMES: readonly string[] = ['auto', ...LINE_FORMAT_NAMES];
 
-/** The time formats `--time-format` takes. */
-export const TIME_FORMATS = ['auto', 'iso8601', 'epoch-s', 'epoch-ms'] as const;
+/** The time formats `--time-format` takes (the JSON-lines format's). */
+export const TIME_FORMATS: readonly string[] = JSON_TIME_FORMATS;
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */
 function checkOptionValue(option: string, value: string): void {
