@@ -4,7 +4,9 @@
 //    Combined Log Format, and as nginx-style JSON lines (`escape=json`: time_iso8601, msec,
 //    remote_addr, request, status, …, the same requests; about 400 bytes a line).
 // 2. For each format, `ratewarden replay` with 1, 2, 3 and 5 policies (`--limit`; from 2 on, the
-//    group pass too), and `ratewarden suggest` (one window, one strategy), each run three times
+//    group pass too), and `ratewarden suggest` (one window; the sliding-window log, which skips
+//    the clients whose busiest window is within a threshold, and the token bucket, which cannot),
+//    each run three times
 //    by the built CLI: lines per second (the CLI's own figure, reading and parsing included; the
 //    median of 3) and the peak resident set.
 // 3. The log repeated 1,000 times (10,000,000 lines) streamed into the CLI's stdin, as CLF with
@@ -128,11 +130,13 @@ try {
       if (r.summary.requests !== 1_000_000) throw new Error(`${format}: ${r.summary.requests} requests`);
       console.log(`| ${format} | replay | ${n}${group(n)} | ${int(r.median)} | ${r.rates.map(int).join(', ')} | ${mb(r.maxRss)} |`);
     }
-    const s = await threeRuns(['suggest', file, '--window', '1m']);
-    const answer = s.summary.answers[0];
-    console.log(
-      `| ${format} | suggest (1m, log: ${answer.threshold}, ${answer.passes} passes) | 1 | ${int(s.median)} | ${s.rates.map(int).join(', ')} | ${mb(s.maxRss)} |`,
-    );
+    for (const strategy of ['sliding-window-log', 'token-bucket']) {
+      const s = await threeRuns(['suggest', file, '--window', '1m', '--strategy', strategy]);
+      const answer = s.summary.answers[0];
+      console.log(
+        `| ${format} | suggest (1m ${strategy}: ${answer.threshold}, ${answer.passes} passes) | 1 | ${int(s.median)} | ${s.rates.map(int).join(', ')} | ${mb(s.maxRss)} |`,
+      );
+    }
   }
   console.log('\n10,000,000 lines streamed on stdin (the generator shares the 2 cores):\n');
   for (const [format, copy, n] of [['CLF', clfCopy, 3], ['JSON lines', jsonCopy, 1]]) {
