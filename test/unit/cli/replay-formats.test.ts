@@ -105,6 +105,24 @@ describe('ratewarden replay: inputs that tend to break a reader', { timeout: 60_
   const caddyLine = (ts: string, ip: string): string =>
     `{"level":"info","ts":${ts},"msg":"handled request","request":{"client_ip":"${ip}","headers":{"Accept":["*/*"]}},"status":200}`;
 
+  it('a JSON log whose first line is the tail of a cut line: still detected as JSON lines (auto), the tail malformed', () => {
+    // A log rotated or copied from the middle of a line: the first line is no format at all. The
+    // format is then taken from the first line that is one (here the second), not fixed as CLF.
+    const text = [
+      'nt_ip":"192.0.2.9"},"status":200}',
+      caddyLine('1710079200.5', '192.0.2.1'),
+      caddyLine('1710079201.5', '192.0.2.1'),
+      caddyLine('1710079202.5', '192.0.2.1'),
+      '',
+    ].join('\n');
+    const run = cli(['replay', '-', '--limit', '2/10s', '--json'], text);
+    expect(parsed(run)).toMatchObject({ format: 'json', key: 'JSON field request.client_ip', lines: 4, requests: 3, malformed: 1, rejected: 1, clients: 1 });
+    expect(stderrLines(run)).toEqual(['ratewarden: line 1: malformed (no ident): nt_ip":"192.0.2.9"},"status":200}']);
+    // The same for an ALB log cut in its first entry.
+    const albText = ['1.000 200 200 34 366 "GET / HTTP/1.1" "curl/8.5.0" - -', FORMAT_FIXTURES.alb!.text].join('\n');
+    expect(parsed(cli(['replay', '-', '--limit', '2/10s', '--json'], albText))).toMatchObject({ format: 'alb', requests: 9, rejected: 3, malformed: 7 });
+  });
+
   it('a first line that is no format, in a log of none: CLF reasons, exit 1, as before', () => {
     const run = cli(['replay', '-', '--json'], 'not a log\nnor this\n');
     expect(parsed(run, 1)).toMatchObject({ format: 'clf', requests: 0, malformed: 2 });
