@@ -54,8 +54,8 @@ const INPUT_HELP = `Input:
                       empty, the built-in sample (10,000 requests) is
                       replayed. Gzip data (a .gz file, or gzip on
                       stdin) is recognised by its first bytes and gunzipped.
-  --format NAME       auto (default: from the first line), clf (Common or
-                      Combined Log Format), json (JSON lines: nginx
+  --format NAME       auto (default: from the first line in one of them), clf
+                      (Common or Combined Log Format), json (JSON lines: nginx
                       escape=json, Caddy), alb (AWS Application Load Balancer)
   --key KEY           what a request is keyed by: ip (default: the client
                       address as written), ip/N (IPv6 grouped by /N, N from 1

@@ -2,7 +2,8 @@
  * The options that say how a log is read and keyed, shared by `replay` and `suggest`
  * (`--format`, `--key`, `--time-field`, `--time-format`), turned into {@link LoadOptions}: a
  * format, or with `--format auto` (the default) a function that picks it from the first
- * non-empty line (`detectFormat`; CLF when no format recognises that line).
+ * non-empty line that `detectFormat` recognises (a first line in no format, such as the tail of
+ * a cut line, is malformed and the next one is tried; CLF when no line is recognised).
  *
  * @module
  */
@@ -38,7 +39,13 @@ export function loadOptions(values: ParsedArgs['values']): Pick<LoadOptions, 'fo
   const make = (name: FormatName): LineFormat => formatFor(name, key, timeField, timeFormat as JsonTimeFormat | undefined);
   return {
     // A fixed format is built (and its options checked) before anything is read.
-    format: format === 'auto' ? (bytes, start, end) => make(detectFormat(bytes, start, end) ?? 'clf') : make(format as FormatName),
+    format:
+      format === 'auto'
+        ? (bytes, start, end) => {
+            const detected = detectFormat(bytes, start, end);
+            return detected === undefined ? undefined : make(detected);
+          }
+        : make(format as FormatName),
     ipv6Subnet: key.kind === 'ip' ? key.ipv6Subnet : undefined,
   };
 }

@@ -147,8 +147,15 @@ export function limitOptions(values: readonly string[], fallback: StrategyName):
     if (typeof parts === 'string') throw new UsageError(`expected \`--limit\` to be ${LIMIT_EXPECTED}, got \`${value}\`: ${parts}`);
     const strategy = parts.strategy ?? fallback;
     const names: QuotaNames = { threshold: `the threshold of \`--limit ${value}\``, windowSeconds: `the window of \`--limit ${value}\`` };
-    const quota = checkedQuota(parts.threshold, parts.windowSeconds, strategy, names);
-    return { threshold: quota.threshold, windowSeconds: quota.windowMs / 1000, strategy };
+    try {
+      const quota = checkedQuota(parts.threshold, parts.windowSeconds, strategy, names);
+      return { threshold: quota.threshold, windowSeconds: quota.windowMs / 1000, strategy };
+    } catch (error) {
+      // The quota quotes the names it is given: `the threshold of `--limit 0/1m`` is said
+      // the threshold of `--limit 0/1m`.
+      if (!(error instanceof UsageError)) throw error;
+      throw new UsageError(error.message.replace(`\`${names.threshold}\``, names.threshold).replace(`\`${names.windowSeconds}\``, names.windowSeconds));
+    }
   });
 }
 

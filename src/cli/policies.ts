@@ -68,7 +68,7 @@ export function parseLimit(text: string): LimitParts | string {
     return `its strategy \`${strategy}\` is not one of ${STRATEGY_NAMES.join(', ')}`;
   }
   const slash = rate.indexOf('/');
-  if (slash === -1) return `expected ${LIMIT_EXPECTED}`;
+  if (slash === -1) return 'it has no /DURATION';
   const thresholdText = rate.slice(0, slash);
   const windowSeconds = parseDuration(rate.slice(slash + 1));
   if (windowSeconds === undefined) return `its window \`${rate.slice(slash + 1)}\` is not ${DURATION_EXPECTED}`;

@@ -47,8 +47,8 @@ export interface LoadOptions {
    */
   readonly gzip?: boolean | undefined;
   /**
-   * The parser of the lines: a format, or a function that picks one from the first non-empty
-   * line (`--format auto`). Default: the Common/Combined Log Format keyed by client address.
+   * The parser of the lines: a format, or a function that picks one from the first line it
+   * recognises (`--format auto`). Default: the Common/Combined Log Format keyed by client address.
    */
   readonly format?: LineFormat | FormatChooser | undefined;
   /**

@@ -26,10 +26,12 @@ export const EXAMPLE_BYTES = 320;
 export const EMPTY = Buffer.alloc(0);
 
 /**
- * Picks the format of an input from its first non-empty line, `bytes[start, end)` (`--format
- * auto`): called once, before that line is parsed.
+ * Picks the format of an input from a non-empty line, `bytes[start, end)` (`--format auto`):
+ * called before that line is parsed, on each non-empty line until it returns a format (the first
+ * line of a log may be the tail of a line cut by a rotation or a copy, in no format). While it
+ * returns `undefined`, the line is parsed (and found malformed) by the Common/Combined Log Format.
  */
-export type FormatChooser = (bytes: Buffer, start: number, end: number) => LineFormat;
+export type FormatChooser = (bytes: Buffer, start: number, end: number) => LineFormat | undefined;
 
 /** A malformed line, kept as an example. */
 export interface MalformedLine {
@@ -90,7 +92,8 @@ export class RequestCollector {
   /**
    * @param maxExamples - how many malformed lines to keep as {@link examples}.
    * @param format - the parser of the lines, or a function that picks it from the first
-   *   non-empty line; default the Common/Combined Log Format keyed by client address.
+   *   non-empty line it recognises; default the Common/Combined Log Format keyed by client
+   *   address.
    */
   constructor(maxExamples: number, format: LineFormat | FormatChooser = new ClfFormat()) {
     this.#maxExamples = maxExamples;
@@ -102,7 +105,7 @@ export class RequestCollector {
     }
   }
 
-  /** The format of the lines: the one given, or the one picked from the first non-empty line (CLF before any). */
+  /** The format of the lines: the one given, or the one picked from the first line recognised (CLF before any). */
   get format(): LineFormat {
     return this.#parser;
   }
@@ -120,8 +123,11 @@ export class RequestCollector {
       return;
     }
     if (this.#choose !== undefined) {
-      this.#parser = this.#choose(bytes, start, end);
-      this.#choose = undefined;
+      const chosen = this.#choose(bytes, start, end);
+      if (chosen !== undefined) {
+        this.#parser = chosen;
+        this.#choose = undefined;
+      }
     }
     const parser = this.#parser;
     if (!parser.parse(bytes, start, end)) {
