@@ -187,10 +187,7 @@ export function suggestThreshold(
   const strategy = createStrategy(strategyName);
   // Checks the window (and gives it in ms) with the library's quota builder.
   const windowMs = createQuota({ threshold: 1, windowSeconds }, strategy).windowMs;
-  const maxThreshold = Math.min(
-    strategy.maxThreshold ?? Number.MAX_SAFE_INTEGER,
-    strategy.maxThresholdTimesWindowMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(strategy.maxThresholdTimesWindowMs / windowMs),
-  );
+  const maxThreshold = largestThreshold(strategy, windowMs);
   const peaks = clientPeaks(runs, windowMs);
   let maxPeak = 0;
   for (let c = 0; c < runs.clients; c++) if ((peaks[c] as number) > maxPeak) maxPeak = peaks[c] as number;
@@ -212,7 +209,7 @@ export function suggestThreshold(
     const point = points.get(t);
     if (point === undefined) return false;
     return goals.every((goal) =>
-      goal.kind === 'refused' ? point.refused <= goal.share * requests : point.clientsLimited <= goal.share * clients,
+      goal.kind === 'refused' ? point.refused <= allowedCount(goal.share, requests) : point.clientsLimited <= allowedCount(goal.share, clients),
     );
   };
 
@@ -236,9 +233,9 @@ export function suggestThreshold(
     decide(more);
     high = more.find(meets) ?? (more.at(-1) as number);
   }
-  // Refine the bracket where the goal flips until it is one wide.
+  // Refine the bracket where the goal flips until it is one wide (no answer without requests).
   let answer: number | undefined;
-  for (;;) {
+  for (; requests > 0; ) {
     const sorted = [...points.keys()].sort((a, b) => a - b);
     const b = sorted.find(meets);
     if (b === undefined) break;
@@ -277,11 +274,30 @@ export function suggestThreshold(
  */
 function peakAnswer(peaks: Uint32Array, goals: readonly SuggestGoal[], clients: number): number | undefined {
   if (goals.some((goal) => goal.kind !== 'clients-limited')) return undefined;
-  const allowedLimited = Math.floor(Math.min(...goals.map((goal) => goal.share)) * clients + 1e-9);
+  const allowedLimited = allowedCount(Math.min(...goals.map((goal) => goal.share)), clients);
   const sorted = Array.from(peaks).sort((a, b) => b - a);
   // Limited at threshold t: the clients whose peak is above t. With `allowedLimited` of them at
   // most, t must be at least the peak of the next one.
   return Math.max(1, sorted[allowedLimited] ?? 0);
+}
+
+/**
+ * The most of `total` (clients, requests) a goal of `share` lets through: `share × total`,
+ * rounded down, where a product that misses a whole number by floating-point error only counts
+ * as that number (29% of 100 is 29, though `0.29 * 100` is 28.999999999999996).
+ */
+export function allowedCount(share: number, total: number): number {
+  const exact = share * total;
+  const near = Math.round(exact);
+  return Math.abs(exact - near) <= 1e-9 * Math.max(1, near) ? near : Math.floor(exact);
+}
+
+/** The largest threshold `strategy` takes for a window of `windowMs` (its `maxThreshold`, its `maxThresholdTimesWindowMs`). */
+function largestThreshold(strategy: RateLimitStrategy<unknown>, windowMs: number): number {
+  return Math.min(
+    strategy.maxThreshold ?? Number.MAX_SAFE_INTEGER,
+    strategy.maxThresholdTimesWindowMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(strategy.maxThresholdTimesWindowMs / windowMs),
+  );
 }
 
 /** About `n` integers from 1 to `top`, geometrically spaced, both ends included. */
@@ -354,7 +370,10 @@ export function curveFor(runs: ClientRuns, windowSeconds: number, strategyName: 
   const peaks = clientPeaks(runs, windowMs);
   let maxPeak = 1;
   for (let c = 0; c < runs.clients; c++) if ((peaks[c] as number) > maxPeak) maxPeak = peaks[c] as number;
-  const all = [...new Set([...geometricGrid(maxPeak, PER_PASS), ...thresholds])].sort((a, b) => a - b);
+  // The grid stops at the strategy's largest threshold for this window (a policy's own threshold
+  // is within it: its quota was built).
+  const top = Math.min(maxPeak, largestThreshold(strategy, windowMs));
+  const all = [...new Set([...geometricGrid(top, PER_PASS), ...thresholds])].sort((a, b) => a - b);
   const quotas = all.map((threshold) => createQuota({ threshold, windowSeconds }, strategy));
   const skipByPeak = strategyName === 'sliding-window-log' || strategyName === 'fixed-window';
   const counts = decideThresholds(runs, strategy, quotas, peaks, skipByPeak);

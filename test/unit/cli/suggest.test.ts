@@ -11,8 +11,10 @@ import { sortByTime } from '../../../src/cli/order.js';
 import { loadRequests } from '../../../src/cli/replay.js';
 import { STRATEGY_NAMES, type StrategyName } from '../../../src/cli/strategies.js';
 import {
+  allowedCount,
   busiestHour,
   clientPeaks,
+  curveFor,
   evenGrid,
   geometricGrid,
   groupByClient,
@@ -104,6 +106,57 @@ describe('suggest on random logs, against a brute-force search (property)', () =
       ),
       { numRuns: 1500 },
     );
+  });
+});
+
+describe('goals met exactly', () => {
+  // 100 clients, client i sending i requests at once (i = 1 … 100): at threshold t, the clients
+  // above t are limited, 100 - t of them. 29% of 100 is 29 clients: t = 71, though 0.29 * 100 is
+  // 28.999999999999996 in floating point (found by review: the answer was 72).
+  const count = 5050;
+  const times = new Float64Array(count);
+  const clientOf = new Uint32Array(count);
+  let k = 0;
+  for (let c = 0; c < 100; c++) for (let i = 0; i <= c; i++) clientOf[k++] = c;
+  const runs = groupByClient(times, clientOf, sortByTime(times, count), count, 100);
+
+  it('a share that is a whole number of clients or requests is met by exactly that many', () => {
+    for (const name of ['sliding-window-log', 'fixed-window', 'token-bucket'] as const) {
+      expect(suggestThreshold(runs, 60, name, [{ kind: 'clients-limited', share: 0.29 }]).threshold, name).toBe(71);
+      expect(suggestThreshold(runs, 60, name, [{ kind: 'clients-limited', share: 0.57 }]).threshold, name).toBe(43);
+    }
+    // Refused requests at t: sum over clients above t of (i - t); 0.29 * 5050 = 1464.5: at most 1464.
+    const answer = suggestThreshold(runs, 60, 'sliding-window-log', [{ kind: 'refused', share: 0.29 }]);
+    const refusedAt = (t: number) => Array.from({ length: 100 }, (_, i) => Math.max(0, i + 1 - t)).reduce((a, b) => a + b, 0);
+    expect(refusedAt(answer.threshold as number)).toBeLessThanOrEqual(1464);
+    expect(refusedAt((answer.threshold as number) - 1)).toBeGreaterThan(1464);
+  });
+
+  it('allowedCount: share × total, rounded down, a floating-point miss of a whole number counting as it', () => {
+    expect(allowedCount(0.29, 100)).toBe(29);
+    expect(allowedCount(0.57, 100)).toBe(57);
+    expect(allowedCount(0.29, 5050)).toBe(1464);
+    expect(allowedCount(0.01, 1753)).toBe(17);
+    expect(allowedCount(0, 10)).toBe(0);
+    expect(allowedCount(1, 10)).toBe(10);
+    fc.assert(fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 1, max: 1_000_000 }), (percentHundredths, total) => {
+      // The share as parsed from "P%" with two decimals; the count by integer arithmetic.
+      const share = percentHundredths / 10_000;
+      expect(allowedCount(share, total)).toBe(Math.floor((percentHundredths * total) / 10_000));
+    }));
+  });
+
+  it("curveFor stops at the strategy's largest threshold for the window (found by review: replay --report failed)", () => {
+    // GCRA's threshold × window is at most 2^42 ms: 4 per 10^9 s. The busiest client sends 100.
+    const curve = curveFor(runs, 1e9, 'gcra', [1]);
+    expect(curve.map((p) => p.threshold)).toEqual([1, 2, 3, 4]);
+    expect(curve.at(-1)?.clientsLimitedShare).toBe(0.96); // clients 5 … 100 send more than 4
+    expect(curveFor(runs, 60, 'sliding-window-log', [7]).map((p) => p.threshold)).toContain(7);
+  });
+
+  it('gives no answer for a log without requests', () => {
+    const empty = groupByClient(new Float64Array(0), new Uint32Array(0), new Uint32Array(0), 0, 0);
+    expect(suggestThreshold(empty, 60, 'sliding-window-log', [{ kind: 'clients-limited', share: 0.01 }]).threshold).toBeUndefined();
   });
 });
 
