@@ -194,9 +194,9 @@ function curvesSection(curves: readonly Curve[]): ReportSection {
         clients: checkShare(`${name}.points[${k}].clientsLimitedShare`, point.clientsLimitedShare),
       });
     }
-    if (curve.goal !== undefined) {
-      const kind = curve.goal.kind === 'refused' ? 'refused' : 'clients';
-      goals.push({ label, kind, share: checkShare(`${name}.goal.share`, curve.goal.share) });
+    for (const [g, goal] of (curve.goals ?? []).entries()) {
+      const kind = goal.kind === 'refused' ? 'refused' : 'clients';
+      goals.push({ label, kind, share: checkShare(`${name}.goals[${g}].share`, goal.share) });
     }
     if (curve.answer !== undefined) {
       const threshold = checkNumber(`${name}.answer`, curve.answer, 'a positive number', (v) => v > 0);

@@ -46,9 +46,12 @@ export interface Curve {
   readonly strategy: string;
   /** The points, by increasing threshold (at least one). */
   readonly points: readonly CurvePoint[];
-  /** The goal the answer meets, when `suggest` was asked: which share, and its largest value (0 to 1). */
-  readonly goal?: { readonly kind: 'clients-limited' | 'refused'; readonly share: number } | undefined;
-  /** `suggest`'s answer: the smallest threshold meeting {@link goal}. */
+  /**
+   * The goals the answer meets, when `suggest` was asked (one or two: at most one of each kind):
+   * which share, and its largest value (0 to 1).
+   */
+  readonly goals?: readonly { readonly kind: 'clients-limited' | 'refused'; readonly share: number }[] | undefined;
+  /** `suggest`'s answer: the smallest threshold meeting every one of {@link goals}. */
   readonly answer?: number | undefined;
   /** The thresholds of the replayed policies on this curve (`replay --report`), to mark on it. */
   readonly marked?: readonly number[] | undefined;

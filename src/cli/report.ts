@@ -298,13 +298,12 @@ export function replayReportData(summary: ReplaySummary, input: InputLabel, text
 
 /** The HTML report's data of `suggest` (with `replayAnswers`). */
 export function suggestReportData(summary: SuggestSummary, input: InputLabel, text: string): ReportData {
-  const goal = summary.goals[0];
   const curves: Curve[] = summary.answers.map((a) => ({
     label: `per ${formatWindow(a.windowSeconds)}, ${a.strategy}`,
     windowSeconds: a.windowSeconds,
     strategy: a.strategy,
     points: a.curve,
-    goal: goal === undefined ? undefined : { kind: goal.kind, share: goal.share },
+    goals: summary.goals.map((goal) => ({ kind: goal.kind, share: goal.share })),
     answer: a.threshold,
   }));
   const replayed = summary.replayed ?? [];

@@ -58,7 +58,7 @@ const full: ReportData = {
         refusedShare: 0.4 / threshold,
         clientsLimitedShare: Math.min(1, 1.5 / threshold),
       })),
-      goal: { kind: 'clients-limited', share: 0.05 },
+      goals: [{ kind: 'clients-limited', share: 0.05 }],
       answer: 50,
     },
     {

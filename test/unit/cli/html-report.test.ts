@@ -31,7 +31,7 @@ const data: ReportData = {
       windowSeconds: 60,
       strategy: 'gcra',
       points: [{ threshold: 5, refusedShare: 0.1, clientsLimitedShare: 0.2 }],
-      goal: { kind: 'refused', share: 0.1 },
+      goals: [{ kind: 'refused', share: 0.1 }],
       answer: 5,
     },
   ],
@@ -166,5 +166,17 @@ describe('the curves chart marks', () => {
     expect(curveMarks({ ...base, marked: [60, 10] }).map((m) => m.text)).toEqual(['replayed: 60 per 60 s', 'replayed: 10 per 60 s']);
     expect(curveMarks(base)).toEqual([]);
     expect(() => reportCharts({ ...data, curves: [{ ...base, marked: [0] }] })).toThrow(/marked\[0\]/);
+  });
+});
+
+describe('the goals of a curve', () => {
+  it('draws each goal on its own panel: two goals, two dashed lines (found by the new-user trial: only the first was drawn)', () => {
+    const points = [{ threshold: 1, refusedShare: 0.5, clientsLimitedShare: 0.4 }];
+    const curve = { label: 'per 60 s, gcra', windowSeconds: 60, strategy: 'gcra', points };
+    const goalsIn = (goals: NonNullable<ReportData['curves'][number]['goals']>) =>
+      [...new Set([...JSON.stringify(reportCharts({ ...data, curves: [{ ...curve, goals }] })).matchAll(/"kind":"(refused|clients)","share":([0-9.]+)/g)].map((m) => `${m[1]} ${m[2]}`))];
+    expect(goalsIn([{ kind: 'clients-limited', share: 0.01 }, { kind: 'refused', share: 0.005 }]).sort()).toEqual(['clients 0.01', 'refused 0.005']);
+    expect(goalsIn([{ kind: 'refused', share: 0.005 }])).toEqual(['refused 0.005']);
+    expect(goalsIn([])).toEqual([]);
   });
 });
