@@ -90,7 +90,8 @@ Options:
                       ${listed(RATE_BOUNDED)}
   --window SECONDS    the window length in seconds, from ${MIN_SECONDS} to ${MAX_WINDOW_SECONDS},
                       a whole number of milliseconds: 1.5 is allowed, 0.0015 is
-                      not (default ${REPLAY_DEFAULTS.windowSeconds})
+                      not (default ${REPLAY_DEFAULTS.windowSeconds}); or a duration as --limit
+                      takes it (90s, 1m, 1h)
   --strategy NAME     the algorithm (default ${REPLAY_DEFAULTS.strategy}):
 ${STRATEGY_NAMES.map((name) => `    ${name.padEnd(24)}${STRATEGY_HELP[name]}`).join('\n')}
   --top N             how many of the most-limited clients to list, an integer

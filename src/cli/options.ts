@@ -37,25 +37,37 @@ export const EXIT_CODES = {
 } as const;
 
 const OPTIONS = {
-  threshold: { type: 'string' },
+  threshold: { type: 'string', multiple: true },
   window: { type: 'string', multiple: true },
   strategy: { type: 'string', multiple: true },
   limit: { type: 'string', multiple: true },
-  key: { type: 'string' },
-  format: { type: 'string' },
-  'time-field': { type: 'string' },
-  'time-format': { type: 'string' },
-  'max-clients-limited': { type: 'string' },
-  'max-refused': { type: 'string' },
-  report: { type: 'string' },
-  top: { type: 'string' },
+  key: { type: 'string', multiple: true },
+  format: { type: 'string', multiple: true },
+  'time-field': { type: 'string', multiple: true },
+  'time-format': { type: 'string', multiple: true },
+  'max-clients-limited': { type: 'string', multiple: true },
+  'max-refused': { type: 'string', multiple: true },
+  report: { type: 'string', multiple: true },
+  top: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
 
-/** The options and operands of a command line, as `util.parseArgs` gives them. */
-export type ParsedArgs = ReturnType<typeof parseArgsStrict>;
+/**
+ * The options that take one value: given twice, they are a usage error (never the last one
+ * silently). `--window`, `--strategy` and `--limit` may be repeated (the commands say when).
+ */
+const SINGLE = ['threshold', 'key', 'format', 'time-field', 'time-format', 'max-clients-limited', 'max-refused', 'report', 'top'] as const;
+type SingleOption = (typeof SINGLE)[number];
+
+type RawArgs = ReturnType<typeof parseArgsStrict>;
+
+/** The options and operands of a command line: each option of one value as that value. */
+export interface ParsedArgs {
+  readonly values: Omit<RawArgs['values'], SingleOption> & Readonly<Partial<Record<SingleOption, string | undefined>>>;
+  readonly positionals: string[];
+}
 
 /**
  * `util.parseArgs`, its errors turned into one-line usage errors.
@@ -63,8 +75,9 @@ export type ParsedArgs = ReturnType<typeof parseArgsStrict>;
  * @throws {UsageError} for an unknown option, an option without its value or a flag with one.
  */
 export function parseCommandArgs(args: readonly string[]): ParsedArgs {
+  let raw: RawArgs;
   try {
-    return parseArgsStrict(args);
+    raw = parseArgsStrict(args);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const message = error instanceof Error ? error.message : String(error);
@@ -95,6 +108,9 @@ export function parseCommandArgs(args: readonly string[]): ParsedArgs {
     }
     throw new UsageError(firstLine(message));
   }
+  const values: Record<string, unknown> = { ...raw.values };
+  for (const name of SINGLE) values[name] = single(`--${name}`, raw.values[name], 'it takes one value');
+  return { values: values, positionals: raw.positionals };
 }
 
 function parseArgsStrict(args: readonly string[]) {
@@ -105,7 +121,7 @@ function parseArgsStrict(args: readonly string[]) {
 const EXPECTED: Record<string, string> = {
   '--threshold': 'a positive safe integer',
   '--top': 'a non-negative safe integer',
-  '--window': 'a number of seconds from 0.001 to 1000000000, in whole milliseconds',
+  '--window': 'a number of seconds from 0.001 to 1000000000, in whole milliseconds, or a duration such as 90s, 1m or 1h',
   '--strategy': `one of ${STRATEGY_NAMES.join(', ')}`,
   '--limit': LIMIT_EXPECTED,
   '--key': KEY_EXPECTED,
@@ -142,7 +158,8 @@ function checkOptionValue(option: string, value: string): void {
  *   quota's message (naming the limit) when its threshold or window is out of range.
  */
 export function limitOptions(values: readonly string[], fallback: StrategyName): PolicySpec[] {
-  return values.map((value) => {
+  const seen = new Map<string, string>();
+  const policies = values.map((value) => {
     const parts = parseLimit(value);
     if (typeof parts === 'string') throw new UsageError(`expected \`--limit\` to be ${LIMIT_EXPECTED}, got \`${value}\`: ${parts}`);
     const strategy = parts.strategy ?? fallback;
@@ -157,6 +174,15 @@ export function limitOptions(values: readonly string[], fallback: StrategyName):
       throw new UsageError(error.message.replace(`\`${names.threshold}\``, names.threshold).replace(`\`${names.windowSeconds}\``, names.windowSeconds));
     }
   });
+  for (const [i, policy] of policies.entries()) {
+    const id = `${policy.threshold}/${policy.windowSeconds}:${policy.strategy}`;
+    const same = seen.get(id);
+    if (same !== undefined) {
+      throw new UsageError(`\`--limit ${values[i] ?? ''}\` is the same policy as \`--limit ${same}\`: give each policy once`);
+    }
+    seen.set(id, values[i] ?? '');
+  }
+  return policies;
 }
 
 /**
@@ -257,9 +283,12 @@ const QUOTA_NAMES: QuotaNames = { threshold: '--threshold', windowSeconds: '--wi
  *   above the strategy's `maxThreshold` also names the strategies without a cap).
  */
 export function quotaOption(threshold: string | undefined, window: string | undefined, strategy: StrategyName): Quota {
+  if (window !== undefined && parseDuration(window) === undefined && typeof numeric(window) === 'string') {
+    throw new UsageError(lowerFirst(typeError('--window', EXPECTED['--window'] ?? 'a duration', window).message));
+  }
   return checkedQuota(
     threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold),
-    window === undefined ? REPLAY_DEFAULTS.windowSeconds : numeric(window),
+    window === undefined ? REPLAY_DEFAULTS.windowSeconds : (parseDuration(window) ?? numeric(window)),
     strategy,
     QUOTA_NAMES,
   );

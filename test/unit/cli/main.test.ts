@@ -211,7 +211,7 @@ describe('ratewarden replay (the built CLI)', { timeout: 60_000 }, () => {
     it('an option where a value was expected: names both', () => {
       fails(
         ['replay', '--window', '--json'],
-        /^ratewarden: option `--window` needs a value \(a number of seconds from 0\.001 to 1000000000, in whole milliseconds\), got the option `--json`\n$/,
+        /^ratewarden: option `--window` needs a value \(a number of seconds from 0\.001 to 1000000000, in whole milliseconds, or a duration such as 90s, 1m or 1h\), got the option `--json`\n$/,
       );
       fails(['replay', '--strategy', '-h'], /^ratewarden: option `--strategy` needs a value \(one of .*\), got the option `-h`\n$/);
       fails(['replay', '--top', '--threshold', '5'], /^ratewarden: option `--top` needs a value \(a non-negative safe integer\), got the option `--threshold`\n$/);

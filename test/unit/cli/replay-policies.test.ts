@@ -174,4 +174,28 @@ describe('ratewarden replay --limit: errors, one line naming --limit and the val
     expect(fails(['--window', '1m', '--window', '1h'])).toBe('ratewarden: `--window` is given 2 times: replay takes one window (give several policies with `--limit`)\n');
     expect(fails(['--strategy', 'gcra', '--strategy', 'fixed-window', '--limit', '1/1s'])).toMatch(/^ratewarden: `--strategy` is given 2 times: .*`--limit 60\/1m:gcra`/);
   });
+
+  it('the same policy twice, however written (found by review: two identical rows)', () => {
+    expect(fails(['--limit', '60/1m', '--limit', '60/60s'])).toBe('ratewarden: `--limit 60/60s` is the same policy as `--limit 60/1m`: give each policy once\n');
+    expect(fails(['--strategy', 'gcra', '--limit', '5/1s', '--limit', '5/1000ms:gcra'])).toBe(
+      'ratewarden: `--limit 5/1000ms:gcra` is the same policy as `--limit 5/1s`: give each policy once\n',
+    );
+    // Another strategy is another policy.
+    expect(cli(['replay', '--limit', '60/1m', '--limit', '60/1m:gcra', '--json']).status).toBe(0);
+  });
+
+  it('an option of one value given twice, instead of the last one silently (found by review)', () => {
+    for (const option of ['--threshold', '--top', '--key', '--format', '--report', '--time-field', '--time-format']) {
+      const value = option === '--threshold' || option === '--top' ? '5' : option === '--key' ? 'ip' : option === '--format' ? 'clf' : option === '--time-format' ? 'auto' : 'x';
+      expect(fails([option, value, option, value]), option).toBe(`ratewarden: \`${option}\` is given 2 times: it takes one value\n`);
+    }
+  });
+
+  it('--window takes a duration as --limit does (90s, 1m), or seconds', () => {
+    const seconds = (args: string[]) => (JSON.parse(cli(['replay', '--json', ...args]).stdout) as { window_seconds: number }).window_seconds;
+    expect(seconds(['--window', '1m'])).toBe(60);
+    expect(seconds(['--window', '90s'])).toBe(90);
+    expect(seconds(['--window', '1.5'])).toBe(1.5);
+    expect(fails(['--window', '90x'])).toMatch(/^ratewarden: expected `--window` to be .* or a duration such as 90s, 1m or 1h, got `"90x"` \(string\)\n$/);
+  });
 });
