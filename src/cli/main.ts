@@ -9,7 +9,9 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { escapeText, toJsonLine } from './escape.js';
 import { REPLAY_HELP, SUGGEST_HELP, TOP_HELP } from './help.js';
@@ -217,6 +219,7 @@ async function runReplay(values: ParsedArgs['values'], operand: string | undefin
   const load = loadOptions(values);
   const json = values.json === true;
   const reportFile = values.report;
+  if (reportFile !== undefined) await checkReportPath(reportFile);
   const picked = pickInput(operand, io);
   const { result: summary, label } = await withInput(picked, io, (input) =>
     replay({
@@ -252,6 +255,7 @@ async function runSuggest(values: ParsedArgs['values'], operand: string | undefi
   const load = loadOptions(values);
   const json = values.json === true;
   const reportFile = values.report;
+  if (reportFile !== undefined) await checkReportPath(reportFile);
   const picked = pickInput(operand, io);
   const { result: summary, label } = await withInput(picked, io, (input) =>
     suggest({
@@ -269,6 +273,30 @@ async function runSuggest(values: ParsedArgs['values'], operand: string | undefi
   if (reportFile !== undefined) await writeReport(reportFile, suggestReportData(summary, label, text), io);
   io.stdout.write(json ? `${toJsonLine(suggestionToJson(summary, label))}\n` : text);
   return exitCode(summary, summary.format, io);
+}
+
+/**
+ * Checks, before anything is read, that the HTML report can be written to `file`: its folder
+ * exists and is writable, and `file` is not a folder. Nothing is created or truncated (a run that
+ * fails later leaves an older report as it was).
+ *
+ * @throws {ReplayInputError} saying why not.
+ */
+async function checkReportPath(file: string): Promise<void> {
+  const fail = (reason: string): never => {
+    throw new ReplayInputError(`cannot write the report to \`${file}\`: ${reason}`);
+  };
+  try {
+    if ((await stat(file)).isDirectory()) fail('is a directory');
+  } catch (error) {
+    if (error instanceof ReplayInputError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') fail(error instanceof Error ? systemErrorReason(error) : String(error));
+  }
+  try {
+    await access(dirname(file), constants.W_OK);
+  } catch (error) {
+    fail(error instanceof Error ? systemErrorReason(error) : String(error));
+  }
 }
 
 /** Writes the HTML report to `file`, and says where on stderr. */

@@ -77,6 +77,8 @@ export interface LoadedRequests extends ReplayRequests {
   readonly format: string;
   /** What the key is, as the format says (`"client address"`), with the IPv6 grouping if any. */
   readonly keyLabel: string;
+  /** What the time is, as the format says (`"[timestamp]"`, `"JSON field ts (auto)"`). */
+  readonly timeLabel: string;
   /** The earliest request time, in **milliseconds** since the epoch; `NaN` when there is none. */
   readonly firstMs: number;
   /** The latest request time, in **milliseconds** since the epoch; `NaN` when there is none. */
@@ -124,6 +126,7 @@ export async function loadRequests(options: LoadOptions): Promise<LoadedRequests
     malformedExamples: collector.examples,
     format: collector.format.name,
     keyLabel,
+    timeLabel: collector.format.timeLabel,
     firstMs,
     lastMs,
   };
@@ -271,6 +274,8 @@ export interface ReplaySummary {
   readonly format: string;
   /** What a request is keyed by, such as `"client address"`. */
   readonly keyLabel: string;
+  /** What a request's time is, such as `"[timestamp]"`. */
+  readonly timeLabel: string;
   /** The earliest request time, ms since the epoch; `NaN` when there is none. */
   readonly firstMs: number;
   /** The latest request time, ms since the epoch; `NaN` when there is none. */
@@ -412,6 +417,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     timeline: timeline === undefined ? undefined : { startMs: timeline.startMs, bucketSeconds: timeline.bucketMs / 1000, buckets: timeline.buckets },
     format: requests.format,
     keyLabel: requests.keyLabel,
+    timeLabel: requests.timeLabel,
     firstMs: requests.firstMs,
     lastMs: requests.lastMs,
     malformedExamples: requests.malformedExamples,

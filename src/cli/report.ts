@@ -29,7 +29,7 @@ export interface InputLabel {
 export function formatSummary(summary: ReplaySummary, input: InputLabel): string {
   if (summary.policies.length > 1) return formatPolicies(summary, input);
   const out: string[] = [];
-  out.push(`ratewarden replay: ${inputTitle(input)}`);
+  out.push(`ratewarden replay: ${inputTitle(input)}`, logLine(summary));
   const per = summary.threshold === 1 ? 'request' : 'requests';
   out.push(
     `limit: ${summary.threshold} ${per} per ${summary.windowSeconds} s per client (${summary.strategy})`,
@@ -75,10 +75,25 @@ export function formatUtc(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
-/** The log's requests, clients, key and span, on one line. */
-function logLine(s: { requests: number; clients: number; keyLabel: string; firstMs: number; lastMs: number; malformed: number }): string {
-  const span = s.requests > 0 ? `, ${formatUtc(s.firstMs)} to ${formatUtc(s.lastMs)} (${((s.lastMs - s.firstMs) / 3_600_000).toFixed(1)} h)` : '';
-  return `log: ${s.requests} ${s.requests === 1 ? 'request' : 'requests'} from ${s.clients} ${s.clients === 1 ? 'client' : 'clients'} (key: ${s.keyLabel})${span}, ${s.malformed} malformed ${s.malformed === 1 ? 'line' : 'lines'}`;
+/** The log's requests, clients, key, time and span, on one line. */
+function logLine(s: { format: string; requests: number; clients: number; keyLabel: string; timeLabel: string; firstMs: number; lastMs: number; malformed: number }): string {
+  const span = s.requests > 0 ? `, ${formatUtc(s.firstMs)} to ${formatUtc(s.lastMs)} (${formatSpan(s.lastMs - s.firstMs)})` : '';
+  return (
+    `log: ${plural(s.requests, 'request')} from ${plural(s.clients, 'client')} (${s.format}; key: ${s.keyLabel}; time: ${s.timeLabel})` +
+    `${span}, ${plural(s.malformed, 'malformed line')}`
+  );
+}
+
+/** `1 request`, `2 requests`. */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** A span as the report says it: `45 s`, `12.5 min`, `83.0 h`. */
+export function formatSpan(ms: number): string {
+  if (ms < 120_000) return `${Number((ms / 1000).toFixed(3))} s`;
+  if (ms < 7_200_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 /** `n (p%)` with two decimals of `n / whole`. */
@@ -190,6 +205,7 @@ export function summaryToJson(summary: ReplaySummary, input: InputLabel): Record
     })),
     format: summary.format,
     key: summary.keyLabel,
+    time: summary.timeLabel,
     first_time: summary.requests > 0 ? new Date(summary.firstMs).toISOString() : null,
     last_time: summary.requests > 0 ? new Date(summary.lastMs).toISOString() : null,
     policies: summary.policies.map(policyToJson),
@@ -210,7 +226,7 @@ export function formatSuggestion(summary: SuggestSummary, input: InputLabel): st
   const out: string[] = [`ratewarden suggest: ${inputTitle(input)}`, logLine(summary)];
   const hour = summary.busiestHour;
   if (hour !== undefined) {
-    out.push(`busiest hour: ${formatUtc(hour.startMs).replace(/:00 UTC$/, ' UTC')}, ${hour.requests} requests from ${hour.clients} clients`);
+    out.push(`busiest hour: ${formatUtc(hour.startMs).replace(/:00 UTC$/, ' UTC')}, ${plural(hour.requests, 'request')} from ${plural(hour.clients, 'client')}`);
   }
   out.push(`goal: ${summary.goals.map(goalText).join(', and ')}`);
   const rows: string[][] = [['window', 'strategy', 'threshold', 'refused', 'clients limited', 'busiest client window']];
@@ -255,6 +271,7 @@ export function suggestionToJson(summary: SuggestSummary, input: InputLabel): Re
     malformed: summary.malformed,
     format: summary.format,
     key: summary.keyLabel,
+    time: summary.timeLabel,
     first_time: summary.requests > 0 ? new Date(summary.firstMs).toISOString() : null,
     last_time: summary.requests > 0 ? new Date(summary.lastMs).toISOString() : null,
     busiest_hour: hour === undefined ? null : { start: new Date(hour.startMs).toISOString(), requests: hour.requests, clients: hour.clients },

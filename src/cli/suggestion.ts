@@ -69,6 +69,8 @@ export interface SuggestSummary {
   readonly format: string;
   /** What a request is keyed by. */
   readonly keyLabel: string;
+  /** What a request's time is. */
+  readonly timeLabel: string;
   /** The earliest request time, ms since the epoch; `NaN` when none. */
   readonly firstMs: number;
   /** The latest request time, ms since the epoch; `NaN` when none. */
@@ -160,6 +162,7 @@ export async function suggest(options: SuggestOptions): Promise<SuggestSummary> 
     malformedExamples: requests.malformedExamples,
     format: requests.format,
     keyLabel: requests.keyLabel,
+    timeLabel: requests.timeLabel,
     firstMs: requests.firstMs,
     lastMs: requests.lastMs,
     busiestHour: busiestHour(requests.times, requests.clientOf, requests.order, requests.count, clients),

@@ -86,6 +86,7 @@ const FIELDS_BEFORE_CREATION = 7;
 export class AlbFormat implements LineFormat {
   readonly name = 'alb';
   readonly keyLabel = 'client address';
+  readonly timeLabel = 'request_creation_time';
   timeMs = 0;
   keyStart = 0;
   keyEnd = 0;

@@ -91,6 +91,7 @@ export type ClfKey = 'host' | 'user';
 export class ClfFormat implements LineFormat {
   readonly name = 'clf';
   readonly keyLabel: string;
+  readonly timeLabel = '[timestamp]';
   timeMs = 0;
   keyStart = 0;
   keyEnd = 0;

@@ -28,6 +28,11 @@ export interface LineFormat {
    */
   readonly keyLabel: string;
   /**
+   * What the time is, for the report: `[timestamp]` (CLF), `request_creation_time` (ALB),
+   * `JSON field ts (auto)`.
+   */
+  readonly timeLabel: string;
+  /**
    * Parses the line in `bytes[start, end)` (without its `\n`; a trailing `\r` is ignored). The
    * result depends on those bytes only: nothing at or after `end` counts.
    *

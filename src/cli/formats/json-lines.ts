@@ -323,6 +323,11 @@ export class JsonLinesFormat implements LineFormat {
     return this.#timeFormat;
   }
 
+  /** What the time is, for the report: `JSON field ts (auto)` (`JSON field (not yet detected)` before detection). */
+  get timeLabel(): string {
+    return `JSON field ${this.#timeField ?? '(not yet detected)'} (${this.#timeFormat})`;
+  }
+
   /** What the key is, for the report: `JSON field request.client_ip` (`JSON field (not yet detected)` before detection). */
   get keyLabel(): string {
     return `JSON field ${this.#keyField ?? '(not yet detected)'}`;

@@ -103,7 +103,7 @@ describe('ratewarden replay --limit: policies side by side', { timeout: 60_000 }
     const rows = text.stdout.split('\n');
     expect(rows[0]).toBe('ratewarden replay: <stdin>');
     expect(rows[1]).toBe(
-      'log: 5 requests from 1 client (key: client address), 2024-03-10 14:00:00 UTC to 2024-03-10 14:01:04 UTC (0.0 h), 0 malformed lines',
+      'log: 5 requests from 1 client (clf; key: client address; time: [timestamp]), 2024-03-10 14:00:00 UTC to 2024-03-10 14:01:04 UTC (64 s), 0 malformed lines',
     );
     expect(rows.slice(2, 6).map((row) => row.split(/ {2,}/))).toEqual([
       ['policy', 'strategy', 'refused', 'clients limited', 'peak refused/min', 'worst client'],

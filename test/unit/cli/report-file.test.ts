@@ -83,6 +83,11 @@ describe('--report FILE.html', { timeout: 60_000 }, () => {
       expect(directory.status).toBe(2);
       expect(directory.stdout).toBe('');
       expect(stderrLines(directory)).toEqual([`ratewarden: cannot write the report to \`${dir}\`: is a directory`]);
+      // Checked before the log is read (found by review: a 10M-line log was replayed first): the
+      // report's path is what is said to be wrong, not the missing log.
+      const first = cli([command[0] as string, join(dir, 'no-such.log'), '--report', missing]);
+      expect(first.status).toBe(2);
+      expect(stderrLines(first)).toEqual([`ratewarden: cannot write the report to \`${missing}\`: no such file or directory`]);
     }
   });
 });

@@ -9,6 +9,7 @@ describe('replay (programmatic)', () => {
     expect(formatSummary(summary, { file: 'crafted.log', sample: false })).toBe(
       [
         'ratewarden replay: crafted.log',
+        'log: 8 requests from 2 clients (clf; key: client address; time: [timestamp]), 2024-01-01 00:00:01 UTC to 2024-01-01 00:00:12 UTC (11 s), 1 malformed line',
         'limit: 2 requests per 10 s per client (sliding-window-log)',
         'requests              8',
         'allowed               5  (62.50%)',
