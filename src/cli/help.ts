@@ -52,7 +52,7 @@ const INPUT_HELP = `Input:
                       ratewarden replay\`, \`ratewarden replay < access.log\`);
                       from a terminal or /dev/null, or when the pipe is
                       empty, the built-in sample (10,000 requests) is
-                      replayed. Gzip data (a .gz file, or gzip on
+                      read. Gzip data (a .gz file, or gzip on
                       stdin) is recognised by its first bytes and gunzipped.
   --format NAME       auto (default: from the first line in one of them), clf
                       (Common or Combined Log Format), json (JSON lines: nginx
