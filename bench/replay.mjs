@@ -24,7 +24,8 @@ const RSS = join(root, 'bench', 'report-rss.mjs');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const SHIFT_MS = 4 * 86_400_000; // the sample spans about 83 hours
 
-const LINE = /^(\S+) \S+ (\S+) \[(\d\d)\/(\w{3})\/(\d{4}):(\d\d):(\d\d):(\d\d) ([+-]\d{4})\] "((?:[^"\\]|\\.)*)" (\d{3}) (\S+) "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"/;
+// The referer and user agent are optional (one line of the sample has an unterminated agent).
+const LINE = /^(\S+) \S+ (\S+) \[(\d\d)\/(\w{3})\/(\d{4}):(\d\d):(\d\d):(\d\d) ([+-]\d{4})\] "((?:[^"\\]|\\.)*)" (\d{3}) (\S+)(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?/;
 const lines = gunzipSync(readFileSync(join(root, 'data', 'access-combined.log.gz'))).toString('utf8').split('\n').filter(Boolean);
 // Each line once: its parts around the timestamp (CLF), and its fields (JSON).
 const parts = lines.map((line) => {
@@ -38,7 +39,7 @@ const parts = lines.map((line) => {
     head: line.slice(0, open + 1),
     tail: ` ${zone}${line.slice(close)}\n`,
     time,
-    json: { client, request, status: Number(status), bytes: bytes === '-' ? 0 : Number(bytes), referer, agent },
+    json: { client, request, status: Number(status), bytes: bytes === '-' ? 0 : Number(bytes), referer: referer ?? '', agent: agent ?? '' },
   };
 });
 const pad = (n) => String(n).padStart(2, '0');
