@@ -238,6 +238,11 @@ function curvesSection(curves: readonly Curve[]): ReportSection {
     sort: null,
     legend: { orient: 'bottom', direction: 'vertical', labelLimit: 400 },
   };
+  /** The answers' labels for a panel, each a line lower than the one before, from its top share. */
+  const labels = (field: 'refused' | 'clients') => {
+    const top = Math.max(...points.map((point) => point[field]), ...goals.filter((goal) => goal.kind === field).map((goal) => goal.share));
+    return answers.map((answer, i) => ({ ...answer, at: top * Math.max(0, 1 - 0.09 * i) }));
+  };
   const panel = (field: 'refused' | 'clients', title: string) => ({
     width: WIDTH,
     height: 200,
@@ -272,9 +277,10 @@ function curvesSection(curves: readonly Curve[]): ReportSection {
         encoding: { x: { field: 'threshold', type: 'quantitative' }, y: { field, type: 'quantitative' }, color },
       },
       {
-        data: { values: answers },
+        // The labels one under the other from the top (rules close together would overlap them).
+        data: { values: labels(field) },
         mark: { type: 'text', align: 'left', baseline: 'top', dx: 4, dy: 4, fontSize: 11 },
-        encoding: { x: { field: 'threshold', type: 'quantitative' }, y: { value: 0 }, text: { field: 'text' }, color },
+        encoding: { x: { field: 'threshold', type: 'quantitative' }, y: { field: 'at', type: 'quantitative' }, text: { field: 'text' }, color },
       },
     ],
   });
