@@ -595,7 +595,14 @@ export class JsonLinesFormat implements LineFormat {
   #string(bytes: Uint8Array, p: number, end: number): number {
     let escaped = false;
     for (;;) {
-      // The plain bytes, by a table lookup: the loop most of a line's bytes go through.
+      // The plain bytes, by a table lookup: the loop most of a line's bytes go through, four
+      // bytes a turn while four are left (one branch for four lookups), then one by one.
+      while (
+        p + 4 <= end &&
+        (STRING_STOP[bytes[p] as number]! | STRING_STOP[bytes[p + 1] as number]! | STRING_STOP[bytes[p + 2] as number]! | STRING_STOP[bytes[p + 3] as number]!) === 0
+      ) {
+        p += 4;
+      }
       while (p < end && STRING_STOP[bytes[p] as number] === 0) p++;
       if (p >= end) {
         this.#error = R_UNTERMINATED;
