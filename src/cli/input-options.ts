@@ -14,7 +14,7 @@ import type { FormatName, LineFormat } from './formats/format.js';
 import type { JsonTimeFormat } from './formats/json-lines.js';
 import type { KeyChoice } from './key-option.js';
 import { FORMAT_NAMES, TIME_FORMATS, UsageError, keyOption, type ParsedArgs } from './options.js';
-import type { LoadOptions } from './replay.js';
+import type { LoadOptions } from './load-requests.js';
 
 /**
  * The format and keying of the command line's `--format`, `--key`, `--time-field` and

@@ -10,7 +10,8 @@
 import { createQuota } from '../quota.js';
 import { policyName, type PolicySpec } from './policies.js';
 import { silentProgress } from './progress.js';
-import { REPLAY_DEFAULTS, limitedClients, loadRequests, timelineBuckets, type LimitedClient, type LoadOptions } from './replay.js';
+import { loadRequests, type LoadOptions } from './load-requests.js';
+import { REPLAY_DEFAULTS, limitedClients, timelineBuckets, type LimitedClient } from './replay.js';
 import { simulate, type PolicyCounts } from './simulate.js';
 import { createStrategy, type StrategyName } from './strategies.js';
 import { busiestHour, groupByClient, suggestThreshold, type BusiestHour, type SuggestAnswer, type SuggestGoal } from './suggest.js';

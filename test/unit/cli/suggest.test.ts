@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sortByTime } from '../../../src/cli/order.js';
-import { loadRequests } from '../../../src/cli/replay.js';
+import { loadRequests } from '../../../src/cli/load-requests.js';
 import { STRATEGY_NAMES, type StrategyName } from '../../../src/cli/strategies.js';
 import {
   allowedCount,
