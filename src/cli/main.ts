@@ -33,7 +33,7 @@ import {
   type ParsedArgs,
 } from './options.js';
 import type { PolicySpec } from './policies.js';
-import { createProgress } from './progress.js';
+import { createProgress, type ProgressReporter } from './progress.js';
 import { REPLAY_DEFAULTS, replay } from './replay.js';
 import type { ReportData } from './report-data.js';
 import {
@@ -155,9 +155,15 @@ function pickInput(operand: string | undefined, io: CommandIo): PickedInput {
  * that runs every command with an empty pipe for stdin), on the built-in sample instead, as
  * stderr says. Then reports the malformed lines on stderr.
  */
-async function withInput<
-  T extends { readonly lines: number; readonly requests: number; readonly malformed: number; readonly malformedExamples: readonly MalformedLine[] },
->(
+/** What every command reads: lines, requests and malformed lines. */
+interface ReadResult {
+  readonly lines: number;
+  readonly requests: number;
+  readonly malformed: number;
+  readonly malformedExamples: readonly MalformedLine[];
+}
+
+async function withInput<T extends ReadResult>(
   picked: PickedInput,
   io: CommandIo,
   compute: (input: ReplayInput) => Promise<T>,
@@ -217,26 +223,13 @@ async function runReplay(values: ParsedArgs['values'], operand: string | undefin
     throw new UsageError('`--max-clients-limited` and `--max-refused` are goals of `ratewarden suggest`, not `replay`');
   }
   const load = loadOptions(values);
-  const json = values.json === true;
-  const reportFile = values.report;
-  if (reportFile !== undefined) await checkReportPath(reportFile);
-  const picked = pickInput(operand, io);
-  const { result: summary, label } = await withInput(picked, io, (input) =>
-    replay({
-      input,
-      ...load,
-      policies,
-      strategy,
-      top,
-      timeline: reportFile !== undefined,
-      curves: reportFile !== undefined,
-      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
-    }),
-  );
-  const text = formatSummary(summary, label);
-  if (reportFile !== undefined) await writeReport(reportFile, replayReportData(summary, label, text), io);
-  io.stdout.write(json ? `${toJsonLine(summaryToJson(summary, label))}\n` : text);
-  return exitCode(summary, summary.format, io);
+  return runCommand(values, operand, io, {
+    compute: (input, report, progress) =>
+      replay({ input, ...load, policies, strategy, top, timeline: report, curves: report, progress }),
+    text: formatSummary,
+    json: summaryToJson,
+    reportData: replayReportData,
+  });
 }
 
 async function runSuggest(values: ParsedArgs['values'], operand: string | undefined, io: CommandIo): Promise<number> {
@@ -253,26 +246,56 @@ async function runSuggest(values: ParsedArgs['values'], operand: string | undefi
   if (goals.length === 0) goals.push(SUGGEST_DEFAULTS.goal);
   const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
   const load = loadOptions(values);
+  return runCommand(values, operand, io, {
+    compute: (input, report, progress) =>
+      suggest({
+        input,
+        ...load,
+        windows: [...new Set(windows)],
+        strategies: [...new Set(strategies)],
+        goals,
+        top,
+        replayAnswers: report,
+        progress,
+      }),
+    text: formatSuggestion,
+    json: suggestionToJson,
+    reportData: suggestReportData,
+  });
+}
+
+/** What a command computes from its input, and how it reports it: {@link runCommand}'s parts. */
+interface CommandParts<T> {
+  /** Reads `input` and computes the outcome, with what the HTML report needs when `report` is set. */
+  compute(input: ReplayInput, report: boolean, progress: ProgressReporter | undefined): Promise<T>;
+  /** The text report. */
+  text(result: T, label: InputLabel): string;
+  /** The `--json` object. */
+  json(result: T, label: InputLabel): Record<string, unknown>;
+  /** The HTML report's data, given the text report. */
+  reportData(result: T, label: InputLabel, text: string): ReportData;
+}
+
+/**
+ * The common course of `replay` and `suggest`: checks `--report`'s path, picks the input,
+ * computes, writes the HTML report if asked, prints the text or JSON report, and returns the
+ * exit code.
+ */
+async function runCommand<T extends ReadResult & { readonly format: string }>(
+  values: ParsedArgs['values'],
+  operand: string | undefined,
+  io: CommandIo,
+  parts: CommandParts<T>,
+): Promise<number> {
   const json = values.json === true;
   const reportFile = values.report;
   if (reportFile !== undefined) await checkReportPath(reportFile);
-  const picked = pickInput(operand, io);
-  const { result: summary, label } = await withInput(picked, io, (input) =>
-    suggest({
-      input,
-      ...load,
-      windows: [...new Set(windows)],
-      strategies: [...new Set(strategies)],
-      goals,
-      top,
-      replayAnswers: reportFile !== undefined,
-      progress: !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined,
-    }),
-  );
-  const text = formatSuggestion(summary, label);
-  if (reportFile !== undefined) await writeReport(reportFile, suggestReportData(summary, label, text), io);
-  io.stdout.write(json ? `${toJsonLine(suggestionToJson(summary, label))}\n` : text);
-  return exitCode(summary, summary.format, io);
+  const progress = !json && io.stderr.isTTY === true ? createProgress(io.stderr) : undefined;
+  const { result, label } = await withInput(pickInput(operand, io), io, (input) => parts.compute(input, reportFile !== undefined, progress));
+  const text = parts.text(result, label);
+  if (reportFile !== undefined) await writeReport(reportFile, parts.reportData(result, label, text), io);
+  io.stdout.write(json ? `${toJsonLine(parts.json(result, label))}\n` : text);
+  return exitCode(result, result.format, io);
 }
 
 /**

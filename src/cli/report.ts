@@ -291,6 +291,16 @@ export function suggestionToJson(summary: SuggestSummary, input: InputLabel): Re
   };
 }
 
+/** The input as the HTML report names it: a path, `<stdin>`, or the built-in sample. */
+function reportInput(input: InputLabel): string {
+  return input.file === '-' ? '<stdin>' : input.sample ? 'built-in sample' : input.file;
+}
+
+/** A policy's most-limited clients as the HTML report lists them. */
+function topRows(policy: string, clients: readonly LimitedClient[]): ReportData['topLimited'][number] {
+  return { policy, clients: clients.map((c) => ({ client: c.client, refused: c.rejected, requests: c.requests })) };
+}
+
 /** The HTML report's data of a replay (with `timeline` and `curves`). */
 export function replayReportData(summary: ReplaySummary, input: InputLabel, text: string): ReportData {
   const all = summary.group === undefined ? summary.policies : [...summary.policies, summary.group];
@@ -298,7 +308,7 @@ export function replayReportData(summary: ReplaySummary, input: InputLabel, text
   const timeline = summary.timeline;
   return {
     command: 'replay',
-    input: input.file === '-' ? '<stdin>' : input.sample ? 'built-in sample' : input.file,
+    input: reportInput(input),
     text,
     timeline:
       timeline === undefined
@@ -309,7 +319,7 @@ export function replayReportData(summary: ReplaySummary, input: InputLabel, text
             policies: all.map((p): TimelinePolicy => ({ name: label(p), allowed: p.allowedPerBucket ?? [], refused: p.refusedPerBucket ?? [] })),
           },
     curves: summary.curves ?? [],
-    topLimited: all.map((p) => ({ policy: label(p), clients: p.topLimited.map((c) => ({ client: c.client, refused: c.rejected, requests: c.requests })) })),
+    topLimited: all.map((p) => topRows(label(p), p.topLimited)),
   };
 }
 
@@ -327,7 +337,7 @@ export function suggestReportData(summary: SuggestSummary, input: InputLabel, te
   const timeline = summary.timeline;
   return {
     command: 'suggest',
-    input: input.file === '-' ? '<stdin>' : input.sample ? 'built-in sample' : input.file,
+    input: reportInput(input),
     text,
     timeline:
       timeline === undefined
@@ -338,7 +348,7 @@ export function suggestReportData(summary: SuggestSummary, input: InputLabel, te
             policies: replayed.map((r) => ({ name: r.name, allowed: r.allowedPerBucket, refused: r.refusedPerBucket })),
           },
     curves,
-    topLimited: replayed.map((r) => ({ policy: r.name, clients: r.topLimited.map((c) => ({ client: c.client, refused: c.rejected, requests: c.requests })) })),
+    topLimited: replayed.map((r) => topRows(r.name, r.topLimited)),
   };
 }
 
