@@ -22,7 +22,7 @@ import type { SweepInfo } from './observer.js';
 import type { Quota } from './quota.js';
 import type { RateLimitResult } from './result.js';
 import type { RateLimitStrategy } from './strategy.js';
-import { onGrid, retryAfterSeconds, TICKS_PER_MS } from './strategies/time.js';
+import { onGrid, retryAfterSeconds, TICKS_PER_MS } from './time.js';
 import { MAX_TIMER_MS, unref } from './timers.js';
 
 /**

@@ -53,7 +53,7 @@ export interface RateLimitResult {
  * monomorphic).
  *
  * @param retryAfter - seconds: `0` when allowed, else from `retryAfterSeconds`
- *   (`strategies/time.ts`), or `Infinity`.
+ *   (`src/time.ts`), or `Infinity`.
  * @param resetAfterMs - milliseconds until the key's state is fully clear.
  */
 export function outcome(

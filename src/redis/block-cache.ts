@@ -28,7 +28,7 @@
  */
 import type { Quota } from '../quota.js';
 import { outcome, type RateLimitResult } from '../result.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../strategies/time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../time.js';
 import type { ScriptKind } from './reply.js';
 
 /**

@@ -30,7 +30,7 @@ import keySlot from 'cluster-key-slot';
 import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import { outcome, type RateLimitResult } from '../result.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../strategies/time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../time.js';
 import { MAX_TIMER_MS, unref } from '../timers.js';
 import type { BlockCache } from './block-cache.js';
 import { LEAN_SCRIPT, LEAN_SHA } from './lean-script.js';

@@ -29,7 +29,7 @@ import { createHash } from 'node:crypto';
  *   server's microseconds (or empty for none: past it, the decision writes nothing and its wait
  *   is `-3`); and with `m`, the
  *   decision's time in **ticks** (an integer: the limiter's reading on the grid of
- *   `strategies/time.ts`), so that decisions batched from different readings are each decided at
+ *   `src/time.ts`), so that decisions batched from different readings are each decided at
  *   their own.
  *
  * Returns a flat array, four values per decision, then the server's time in microseconds:

@@ -14,7 +14,7 @@ import { hashTag } from './keys.js';
 import { notifyError, redisLimitOf, type RedisLimit } from './redis-limit.js';
 import { describeReply, parseReply, toNumber } from './reply.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
-import { TICKS_PER_MS } from '../strategies/time.js';
+import { TICKS_PER_MS } from '../time.js';
 import { DEADLINE_MARGIN_US, LIMITER_TIME_MIN_EXPIRY_MS } from './decision-queue.js';
 import type { ServerLink } from './server-link.js';
 

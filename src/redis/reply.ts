@@ -7,7 +7,7 @@
  */
 import type { RateLimitResult } from '../result.js';
 import { outcome } from '../result.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../strategies/time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../time.js';
 import type { BatchRequest } from '../store.js';
 
 /** @internal Which script branch decides a limit: `l` the sliding-window log, `g` GCRA. */

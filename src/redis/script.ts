@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
  *   the deadline plus 1 s, or 60 s without a deadline), or `t` for the handshake: return
  *   `{ server time }` alone, touching no key (the other arguments absent).
  * ARGV[2]: the time in **ticks** of 2^-10 ms (an integer: the limiter's reading on the grid of
- *   `strategies/time.ts`), or an empty string to read the server's clock (`TIME`, counted from
+ *   `src/time.ts`), or an empty string to read the server's clock (`TIME`, counted from
  *   2027-01-15T08:00:00Z, converted to ticks).
  * ARGV[3]: the shortest expiry to set, in milliseconds (at least 1).
  * ARGV[4]: the caller's deadline, in the server's microseconds (derived from the server time

@@ -1,5 +1,5 @@
 import { outcome } from '../result.js';
-import { onGrid, retryAfterSeconds } from './time.js';
+import { onGrid, retryAfterSeconds } from '../time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -32,7 +32,7 @@ export class FixedWindowState {
  * **Clock going backwards:** a reading before the key's window start counts as that start.
  *
  * **Exactness:** readings are taken on a grid of 2^-10 ms and compared as differences
- * (`now − start >= window`), exact for any reading (see `strategies/time.ts`).
+ * (`now − start >= window`), exact for any reading (see `src/time.ts`).
  *
  * In memory (a {@link RateLimitStrategy}): usable with both `allowRequest` and `allowRequestSync`.
  */

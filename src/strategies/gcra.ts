@@ -1,6 +1,6 @@
 import { outcome } from '../result.js';
 import { MAX_THRESHOLD_TIMES_WINDOW_MS, sameQuota } from '../quota.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -53,7 +53,7 @@ export class GCRAState {
  * **Cost per decision:** O(1).
  *
  * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
- * are used (see `strategies/time.ts`); the state is the TAT's lead over the last decision, in
+ * are used (see `src/time.ts`); the state is the TAT's lead over the last decision, in
  * units of `1 / (1024 × threshold)` ms, so every step is integer arithmetic below 2^53 — for
  * epoch-time and fractional readings alike. That needs `threshold × windowMs <= 2^42`
  * ({@link GCRA.maxThresholdTimesWindowMs}: a million per hour, 4.3 million per second), checked

@@ -1,6 +1,6 @@
 import { outcome } from '../result.js';
 import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds } from './time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -55,7 +55,7 @@ export class SlidingWindowCounterState {
  * **Cost per decision:** O(1).
  *
  * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
- * are used (see `strategies/time.ts`); the comparison is done in integers as
+ * are used (see `src/time.ts`); the comparison is done in integers as
  * `previous × left + (current + c) × 1024 × window <= threshold × 1024 × window`, with `left`
  * the ticks left in the current window. That needs `threshold × windowMs <= 2^42`
  * ({@link SlidingWindowCounter.maxThresholdTimesWindowMs}), checked when the quota is built.

@@ -1,5 +1,5 @@
 import { outcome } from '../result.js';
-import { onGrid, retryAfterSeconds } from './time.js';
+import { onGrid, retryAfterSeconds } from '../time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -68,7 +68,7 @@ const EMPTY = new SlidingWindowLogState(1);
  *
  * **Exactness.** Readings are taken on a grid of 2^-10 ms and compared as differences
  * (`now − t >= window`), which are exact on that grid for any reading, epoch times and
- * fractional `performance.now()` readings included (see `strategies/time.ts`): the log is exact,
+ * fractional `performance.now()` readings included (see `src/time.ts`): the log is exact,
  * with no rounding step, and a refused caller who waits `retryAfter` is allowed.
  *
  * **Cost.** Eviction and recording are O(1) amortized per cost unit: a ring buffer, never

@@ -1,6 +1,6 @@
 import { outcome } from '../result.js';
 import { MAX_THRESHOLD_TIMES_WINDOW_MS, sameQuota } from '../quota.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from './time.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../time.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { RateLimitStrategy } from '../strategy.js';
@@ -49,7 +49,7 @@ export class TokenBucketState {
  * entry, measured on Node 20 (`npm run bench:memory`). **Cost per decision:** O(1).
  *
  * **Arithmetic:** exact. Readings are taken on a grid of 2^-10 ms and only their differences
- * are used (see `strategies/time.ts`); tokens are counted in `1 / (1024 × windowMs)` token, so
+ * are used (see `src/time.ts`); tokens are counted in `1 / (1024 × windowMs)` token, so
  * refills (`threshold` per tick) and takes (`c × 1024 × windowMs`) are integers below 2^53, for
  * epoch-time and fractional readings alike. That needs `threshold × windowMs <= 2^42`
  * ({@link TokenBucket.maxThresholdTimesWindowMs}), checked when the quota is built.

@@ -1,5 +1,5 @@
 // Exact reference models of the five strategies, in BigInt arithmetic on the grid of 2^-10 ms
-// (src/strategies/time.ts documents the grid). Written from each algorithm's definition, with no
+// (src/time.ts documents the grid). Written from each algorithm's definition, with no
 // floating point after a reading is put on the grid: whatever the size of a reading, the models
 // cannot round. They answer, for one key, how many units fit at a time and when a request of a
 // given cost first fits; `record` records an allowed request.

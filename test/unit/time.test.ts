@@ -1,8 +1,8 @@
-// The grid of 2^-10 ms and retryAfterSeconds (src/strategies/time.ts): waiting the seconds
+// The grid of 2^-10 ms and retryAfterSeconds (src/time.ts): waiting the seconds
 // reported is enough, computed in the caller's floating point, for any reading.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TICK_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../../../src/strategies/time.js';
+import { TICK_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../../src/time.js';
 
 const reading = fc.oneof(
   fc.double({ min: -(2 ** 40), max: 2 ** 40, noNaN: true }),
