@@ -15,6 +15,8 @@
  * entries live than the threshold: the case for every refusal of cost 1 unless the threshold
  * was lowered under live entries).
  *
+ * What it keeps and how it answers is each algorithm's rule (`RedisAlgorithm.block`): GCRA keeps
+ * the debt and answers with the in-memory `GCRA` itself; the log keeps the refused cost's wait.
  * The answer's fields are the ones Redis would give if nothing else had been recorded for the
  * key since (exactly, under `time: "limiter"`, as the in-memory strategies); with other processes
  * recording meanwhile, Redis would report a longer `retryAfter` and `resetAfter`. When load is
@@ -27,30 +29,19 @@
  * @module
  */
 import type { Quota } from '../quota.js';
-import { outcome, type RateLimitResult } from '../result.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds, ticksToRepay } from '../time.js';
-import type { ScriptKind } from './reply.js';
+import type { RateLimitResult } from '../result.js';
+import { TICKS_PER_MS, onGrid } from '../time.js';
+import type { BlockMemo, RedisAlgorithm } from './algorithm.js';
 
-/**
- * One cached refusal. Its time is `baseMs` (the cache's clock, ms) plus `shiftTicks`; waits and
- * elapsed times are counted in ticks of 2^-10 ms from differences of readings only, so that they
- * stay exact at epoch-scale readings (where a reading's double cannot hold a whole tick).
- */
+/** One cached refusal: the common fields, and what the algorithm's rule kept. */
 interface Block {
   readonly threshold: number;
   readonly windowMs: number;
-  /** The reading the refusal was decided at (on the grid, under `time: "limiter"`), ms. */
-  readonly baseMs: number;
-  /** How far after `baseMs` the refusal was decided (the key's state was ahead), ticks. */
-  readonly shiftTicks: number;
-  /** The refused request's wait, from the refusal's time, ticks: the block holds until it ends. */
+  /** The refusal's time in the cache's clock, ms on the grid of 2^-10 ms. */
+  readonly atMs: number;
+  /** The refused request's wait from then, ticks: the block holds until it ends. */
   readonly waitTicks: number;
-  /** The refused cost (the log answers only this cost). */
-  readonly cost: number;
-  /** The log: remaining as refused. */
-  readonly remaining: number;
-  /** GCRA: the debt, in ticks × threshold; the log: the reset, in ticks. */
-  readonly state: number;
+  readonly memo: BlockMemo;
 }
 
 /**
@@ -58,12 +49,12 @@ interface Block {
  * evicted first (no scans: every operation is O(1)); an entry expired when looked up is dropped.
  *
  * Its clock: under `time: "redis"` this process's `performance.now()` (a refusal is dated at the
- * decision's submission, which is no later than the script ran on the server, so the block ends
- * no later than Redis's); under `time: "limiter"` the limiter's reading on the grid, as the script
- * decides.
+ * decision's submission, rounded down to the grid, which is no later than the script ran on the
+ * server, so the block ends no later than Redis's); under `time: "limiter"` the limiter's reading
+ * on the grid, as the script decides.
  */
 export class BlockCache {
-  readonly #kind: ScriptKind;
+  readonly #algorithm: RedisAlgorithm;
   readonly #capacity: number;
   readonly #limiterTime: boolean;
   readonly #blocks = new Map<string, Block>();
@@ -75,12 +66,12 @@ export class BlockCache {
   readonly #inFlight = new Map<string, number>();
 
   /**
-   * @param kind - the algorithm (`g`: GCRA, `l`: the sliding-window log).
+   * @param algorithm - the algorithm whose refusals it keeps.
    * @param capacity - the most keys held, a positive integer.
    * @param limiterTime - whether decisions are timed by the limiter's clock (`time: "limiter"`).
    */
-  constructor(kind: ScriptKind, capacity: number, limiterTime: boolean) {
-    this.#kind = kind;
+  constructor(algorithm: RedisAlgorithm, capacity: number, limiterTime: boolean) {
+    this.#algorithm = algorithm;
     this.#capacity = capacity;
     this.#limiterTime = limiterTime;
   }
@@ -119,59 +110,35 @@ export class BlockCache {
   answer(key: string, nowMs: number, perfMs: number, cost: number, quota: Quota): RateLimitResult | undefined {
     const block = this.#blocks.get(key);
     if (block === undefined || this.#inFlight.has(key)) return undefined;
-    const reading = this.#limiterTime ? onGrid(nowMs) : perfMs;
-    // Ticks since the refusal's time: exact, a difference of readings.
-    const elapsed = (reading - block.baseMs) * TICKS_PER_MS - block.shiftTicks;
+    const reading = this.#limiterTime ? nowMs : perfMs;
+    // Ticks since the refusal's time: exact, a difference of readings on the grid.
+    const elapsed = (onGrid(reading) - block.atMs) * TICKS_PER_MS;
     if (elapsed >= block.waitTicks) {
       this.#blocks.delete(key);
       return undefined;
     }
-    const threshold = quota.threshold;
     // A reading behind the refusal's time (a clock that stepped back, another limiter's clock):
     // the state may be older than the refusal's time, so only Redis can tell.
-    if (block.threshold !== threshold || block.windowMs !== quota.windowMs || cost > threshold || elapsed < 0) return undefined;
-    let waitMs: number;
-    let remaining: number;
-    let resetMs: number;
-    if (this.#kind === 'l') {
-      if (cost !== block.cost) return undefined;
-      waitMs = (block.waitTicks - elapsed) / TICKS_PER_MS;
-      remaining = block.remaining;
-      resetMs = (block.state - elapsed) / TICKS_PER_MS;
-    } else {
-      const window = quota.windowMs * TICKS_PER_MS;
-      const span = threshold * window;
-      const wait = ticksToRepay(block.state + cost * window - span, threshold) - elapsed;
-      if (!(wait > 0)) return undefined;
-      let debt = block.state - elapsed * threshold;
-      if (debt < 0) debt = 0;
-      waitMs = wait / TICKS_PER_MS;
-      remaining = Math.floor((span - debt) / window);
-      resetMs = debt / threshold / TICKS_PER_MS;
-    }
-    const retryAfter = this.#limiterTime
-      ? retryAfterSeconds(nowMs, reading, waitMs, quota.windowSeconds)
-      : retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
-    return outcome(false, remaining, retryAfter, threshold, resetMs);
+    if (block.threshold !== quota.threshold || block.windowMs !== quota.windowMs || cost > quota.threshold || elapsed < 0) return undefined;
+    return this.#algorithm.block.answer(block.memo, block.atMs, reading, cost, quota, this.#limiterTime);
   }
 
   /**
    * Caches a refusal Redis made: of `cost` units on `key` under `quota`, decided `shiftTicks`
-   * after `baseMs` (the cache's clock, ms: the reading on the grid, or the decision's submission),
-   * waiting `waitTicks` (positive), with `left` (the reply's remaining: for the log's refusal,
-   * threshold − live, below 0 when more are live) and the reply's `state` (GCRA: the debt; the
-   * log: the reset in ticks). A refusal the cache could not answer exactly is not kept (the
-   * log's, when an entry expires before the wait ends), nor one while another decision of this
-   * process on the key is in flight.
+   * after `baseMs` (the cache's clock, ms: the limiter's reading, or the decision's submission),
+   * waiting `waitTicks` (positive), with the reply's `left` and `state`. A refusal the cache could
+   * not answer exactly from is not kept (the algorithm's rule says), nor one while another
+   * decision of this process on the key is in flight.
    */
   remember(key: string, baseMs: number, shiftTicks: number, cost: number, quota: Quota, waitTicks: number, left: number, state: number): void {
-    // The log: only when the refused request waits for the oldest live entry (live + cost =
-    // threshold + 1, `left` being threshold − live), so that no entry expires during the block (a
-    // decision in Redis would drop it, and a later longer window would then not count it).
-    if (this.#kind === 'l' && cost !== left + 1) return;
     // Another decision of this process on the key is still in flight (the refusal's own is
     // counted until it settles): what it records would make this refusal stale.
     if ((this.#inFlight.get(key) ?? 0) > 1) return;
+    // On the grid: the limiter's reading as the script took it; the submission rounded down.
+    const base = this.#limiterTime ? onGrid(baseMs) : Math.floor(baseMs * TICKS_PER_MS) / TICKS_PER_MS;
+    const atMs = base + shiftTicks / TICKS_PER_MS;
+    const memo = this.#algorithm.block.remember(atMs, cost, quota, waitTicks, left, state);
+    if (memo === undefined) return;
     const blocks = this.#blocks;
     if (blocks.has(key)) blocks.delete(key);
     else if (blocks.size >= this.#capacity) {
@@ -179,7 +146,6 @@ export class BlockCache {
       const oldest = blocks.keys().next();
       if (oldest.done !== true) blocks.delete(oldest.value);
     }
-    const remaining = left < 0 ? 0 : left;
-    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, baseMs, shiftTicks, waitTicks, cost, remaining, state });
+    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, atMs, waitTicks, memo });
   }
 }

@@ -1,186 +1,287 @@
 /**
- * The lean path of single decisions (`consume` and `peek` of a Redis strategy): micro-batching
- * per hash slot, one shared deadline sweep instead of a timer per call, and the block cache's
- * feed. A `RateLimitGroup`'s decisions take the group script instead (`./redis-batch.ts`).
+ * The one path of every Redis decision: single decisions (`consume` and `peek` of a Redis
+ * strategy) and `RateLimitGroup` decisions alike are **units** (entries decided all or nothing,
+ * `./script.ts`), queued per hash slot, sent in micro-batches, each unit with its own deadline.
  *
- * **Micro-batching.** A decision is sent at once when nothing of its slot is in flight (a lone
- * caller waits for nothing). Otherwise it queues; the queue is sent as one `EVALSHA` at the end
- * of the tick if fewer than {@link MAX_IN_FLIGHT} calls of the slot are in flight, else when one
- * returns (after the promise callbacks that the reply settled, so that callers issuing their
- * next decision join it), and at once when it holds `batchSize` decisions. Each
- * decision in a batch is decided alone, in arrival order (a key's decisions keep their order);
- * one that fails in Redis (a key of the wrong type) fails alone. A batch holds at most
- * `batchSize` decisions and at most {@link MAX_BATCH_UNITS} sliding-window-log units (one sorted-set
- * member each), so that one script never holds Redis long. On Redis Cluster the slot is the key's
- * (CRC16 of its hash tag, as Redis computes it): every key of one script must share a slot.
+ * **Micro-batching.** A unit is sent at once when nothing of its slot is in flight or queued (a
+ * lone caller waits for nothing: no timer, no tick). Otherwise it queues, and the queue is sent
+ * as one `EVALSHA` at the end of the tick (after the promise callbacks already due, so that
+ * callers issuing their next decision join it) if fewer than {@link MAX_IN_FLIGHT} calls of the
+ * slot are in flight, else when one returns; a queue that reaches a batch's size is sent at once
+ * if there is room in flight. **Never more than {@link MAX_IN_FLIGHT} calls of a slot are
+ * outstanding** — whatever the load, and however long Redis hangs — so the client's command
+ * queue stays bounded. A call carries at most `batchSize` entries (the smallest of its units'
+ * strategies') and at most {@link MAX_BATCH_MEMBERS} sorted-set members to write, so that one
+ * script never holds Redis long. On Redis Cluster the slot is the key's (CRC16 of its hash tag,
+ * as Redis computes it): every key of one script must share a slot.
  *
- * **Deadlines.** Each decision's timeout counts from its submission. The decisions issued in
- * one tick of the event loop share one timer (they share the instant, under real and fake
- * timers alike), cleared once the last of them settles; when it fires it fails those still
- * pending, whether queued or in flight, and nothing more is sent for them. (A single sweep timer
- * for every pending decision would need `performance.now()` to tell which are due, which fake
- * timers do not move: a user's test advancing fake time by the timeout would not see it pass.)
- * A batch carries the earliest deadline of its decisions, in the
- * server's clock (less {@link DEADLINE_MARGIN_US}): a script that starts later writes nothing,
- * so no decision reported as failed is recorded (see `RedisStrategyOptions.timeoutSeconds`).
+ * **Deadlines, one instant on both sides.** A unit's deadline is its submission plus its
+ * timeout: units with the same timeout submitted in one tick, within {@link JOIN_MS} of the first,
+ * share one timer, and then one deadline, the first one's (so a timeout may end up to that much
+ * sooner, never later). The same instant is what the server is told, less the reply's allowance
+ * ({@link replyAllowanceMs}): a script that starts later writes nothing for the unit. When the
+ * timer fires, a unit still queued fails at once, unsent; a unit in flight fails after the
+ * replies that have already reached this process are read (`setImmediate`, after the poll
+ * phase), so that an event loop that was blocked past the deadline does not report a timeout for
+ * a decision whose answer was waiting in the socket. A unit whose deadline has passed when its
+ * turn to be sent comes fails without being sent. Settled units are released: nothing waits on a
+ * handshake or a call but the units still pending.
  *
  * @module
  */
 import keySlot from 'cluster-key-slot';
 import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 import type { Quota } from '../quota.js';
-import { outcome, type RateLimitResult } from '../result.js';
-import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../time.js';
+import type { RateLimitResult } from '../result.js';
 import { MAX_TIMER_MS, unref } from '../timers.js';
 import type { BlockCache } from './block-cache.js';
-import { LEAN_SCRIPT, LEAN_SHA } from './lean-script.js';
+import { PER_ENTRY, WAIT_COMMAND_ERROR, WAIT_PAST_DEADLINE, describeReply, entryResult, layCall, toNumber, type Entry } from './protocol.js';
 import { notifyError, type RedisLimit } from './redis-limit.js';
-import { describeReply, toNumber } from './reply.js';
 import type { ServerLink } from './server-link.js';
 
 /**
- * How many calls of one slot may be in flight before further decisions wait for one to return:
- * two, so that Redis decides one batch while this process sends or settles the other.
+ * How many calls of one slot may be outstanding at once: two, so that Redis decides one batch
+ * while this process sends or settles the other.
  */
-const MAX_IN_FLIGHT = 2;
+export const MAX_IN_FLIGHT = 2;
 
-/** The most sliding-window-log units (sorted-set members written) one batch carries. */
-export const MAX_BATCH_UNITS = 1_000;
+/** The most sorted-set members (sliding-window-log units) one call may write. */
+export const MAX_BATCH_MEMBERS = 1_000;
 
 /** The shortest expiry set in `time: "limiter"` mode (Redis expires on its own clock), ms. */
 export const LIMITER_TIME_MIN_EXPIRY_MS = 3_600_000;
 
+/** Units submitted within this many milliseconds of a timer's first (same timeout) share it. */
+export const JOIN_MS = 1;
+
 /**
- * How much earlier than its timeout a call's deadline falls, in microseconds: Node's timers count
- * whole milliseconds, so a timeout may fire up to 1 ms before `performance.now()` says it is due.
+ * How much sooner than a unit's deadline the script must start, in milliseconds, so that its
+ * reply reaches this process before the unit's timer fires: 1 ms for Node's timers (which count
+ * whole milliseconds and may fire up to 1 ms early), plus a quarter of the timeout, at most 10 ms,
+ * for the script's run and the reply's transit (a batch of 1,000 log units runs in a few
+ * milliseconds; a reply crosses a LAN in well under one).
  */
-export const DEADLINE_MARGIN_US = 1_000;
+export function replyAllowanceMs(timeoutMs: number): number {
+  return 1 + Math.min(timeoutMs / 4, 10);
+}
 
-/** The shortest expiry set in `time: "limiter"` mode, ms, as the script's argument. */
-const MIN_EXPIRY_LIMITER_TIME = String(LIMITER_TIME_MIN_EXPIRY_MS);
+/** Where a unit is. */
+const QUEUED = 0;
+const SENT = 1;
+const DONE = 2;
 
-/** @internal One decision, from submission until settled. */
-export interface Pending {
+/** @internal One limit's share of a unit, with what the queue needs beyond the layout. */
+export interface QueuedEntry extends Entry {
   readonly limit: RedisLimit;
-  readonly cache: BlockCache | undefined;
+  /** The user id (the block cache's and the failure policy's key). */
   readonly key: string;
-  readonly redisKey: string;
-  readonly nowMs: number;
-  readonly cost: number;
-  readonly quota: Quota;
+}
+
+/** One unit, from submission until settled. */
+interface Unit {
+  readonly entries: readonly QueuedEntry[];
   readonly record: boolean;
+  /** A group's unit (settled with every entry's result) or a single decision's. */
+  readonly group: boolean;
+  /** The single decision's block cache, if its strategy has one (groups neither read nor feed it). */
+  readonly cache: BlockCache | undefined;
+  readonly timeoutMs: number;
+  readonly batchSize: number;
+  /** Sorted-set members it may write. */
+  readonly members: number;
   /** `performance.now()` at submission, ms. */
   readonly startMs: number;
-  /** Settled (answered, failed or timed out): nothing more is done for it. */
-  done: boolean;
-  /** Its deadline group (`undefined` without a timeout). */
+  /** Its deadline in this process's clock (the timer's), ms; `Infinity` without a timeout. */
+  deadlineMs: number;
+  /** Its deadline as sent, in the server's microseconds. */
+  deadlineUs: number | undefined;
+  state: typeof QUEUED | typeof SENT | typeof DONE;
   bucket: Bucket | undefined;
-  readonly resolve: (result: RateLimitResult) => void;
+  readonly resolve: (value: never) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
- * Decisions issued in one tick of the event loop, timed out together by one timer (armed when
- * the first is issued, cleared when the last settles).
+ * Units that share one timer: the same timeout, submitted in the same tick of the event loop
+ * and within {@link JOIN_MS} of the first (an event loop blocked longer starts a new one).
  */
 interface Bucket {
-  readonly members: Pending[];
+  readonly startMs: number;
+  readonly timeoutMs: number;
+  readonly members: Unit[];
+  /** Members not settled yet. */
   left: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Units may still join it (its tick is not over). */
+  open: boolean;
 }
 
-/** Whether `p` is still pending (not settled). */
-function isPending(p: Pending): boolean {
-  return !p.done;
-}
-
-/** The decisions of one hash slot: queued, and how many calls are in flight. */
+/** The units of one hash slot: queued, and how many calls are in flight. */
 interface Slot {
-  queue: Pending[];
+  queue: Unit[];
+  /** The first entry of {@link queue} not yet taken. */
+  head: number;
+  /** Queued units not settled. */
+  live: number;
   inFlight: number;
   /** A flush is scheduled (after the current promise callbacks). */
   scheduled: boolean;
 }
 
-/**
- * @internal The decisions of the strategies on one client, time mode, timeout and batch size:
- * queued per slot, sent in batches, timed out by one timer per tick of decisions.
- */
+/** Queues, by link: every strategy on one client and time mode shares one. */
+const queues = new WeakMap<ServerLink, DecisionQueue>();
+
+/** @internal The decision queue of the strategies on `link`'s client and time mode. */
+export function queueFor(link: ServerLink): DecisionQueue {
+  let queue = queues.get(link);
+  if (queue === undefined) {
+    queue = new DecisionQueue(link);
+    queues.set(link, queue);
+  }
+  return queue;
+}
+
+/** @internal See the module description. */
 export class DecisionQueue {
   readonly #link: ServerLink;
-  readonly #timeoutSeconds: number;
-  readonly #timeoutMs: number;
-  readonly #batchSize: number;
   readonly #cluster: boolean;
   readonly #redisTime: boolean;
+  readonly #minExpiryMs: number;
   /** Standalone: the one slot. */
-  readonly #slot: Slot = { queue: [], inFlight: 0, scheduled: false };
+  readonly #slot: Slot = newSlot();
   /** Cluster: slots by number. */
   readonly #slots = new Map<number, Slot>();
-  /** The deadline group decisions join now; `undefined` once the current tick is over. */
-  #bucket: Bucket | undefined;
-  readonly #closeBucket = (): void => {
-    this.#bucket = undefined;
-  };
+  /** The bucket units with a timeout (ms) join now. */
+  readonly #buckets = new Map<number, Bucket>();
 
-  constructor(link: ServerLink, timeoutSeconds: number, batchSize: number) {
+  constructor(link: ServerLink) {
     this.#link = link;
-    this.#timeoutSeconds = timeoutSeconds;
-    this.#timeoutMs = timeoutSeconds * 1000;
-    this.#batchSize = batchSize;
     this.#cluster = link.cluster;
     this.#redisTime = link.time === 'redis';
+    this.#minExpiryMs = this.#redisTime ? 1 : LIMITER_TIME_MIN_EXPIRY_MS;
   }
 
-  /** Decides one request (records it when `record` and allowed); see the module description. */
-  submit(
-    limit: RedisLimit,
-    cache: BlockCache | undefined,
-    key: string,
-    nowMs: number,
-    cost: number,
-    quota: Quota,
-    record: boolean,
-  ): Promise<RateLimitResult> {
+  /**
+   * Decides one request on one Redis limit (records it when `record` and allowed), through its
+   * failure policy when Redis fails.
+   */
+  single(limit: RedisLimit, cache: BlockCache | undefined, key: string, nowMs: number, cost: number, quota: Quota, record: boolean): Promise<RateLimitResult> {
     // Until it settles, the cache neither answers for the key nor keeps an older refusal of it.
-    if (record && cache !== undefined) cache.begin(key);
+    const feeds = record && cache !== undefined;
+    if (feeds) cache.begin(key);
+    const algorithm = limit.algorithm;
+    const entry: QueuedEntry = { algorithm, redisKey: limit.redisKey(key), nowMs, cost, quota, limit, key };
     return new Promise<RateLimitResult>((resolve, reject) => {
-      const pending: Pending = {
-        limit,
-        cache,
-        key,
-        redisKey: limit.redisKey(key),
-        nowMs,
-        cost,
-        quota,
+      this.#submit({
+        entries: [entry],
         record,
+        group: false,
+        cache: feeds ? cache : undefined,
+        timeoutMs: limit.timeoutSeconds * 1000,
+        batchSize: limit.batchSize,
+        members: record ? algorithm.membersPerUnit * cost : 0,
         startMs: performance.now(),
-        done: false,
+        deadlineMs: Infinity,
+        deadlineUs: undefined,
+        state: QUEUED,
         bucket: undefined,
         resolve,
         reject,
-      };
-      if (this.#timeoutSeconds !== Infinity) this.#watchFor(pending);
-      const slot = this.#cluster ? this.#slotOf(pending.redisKey) : this.#slot;
-      if (slot.inFlight === 0 && slot.queue.length === 0) {
-        this.#send(slot, [pending]);
-        return;
-      }
-      slot.queue.push(pending);
-      if (slot.queue.length >= this.#batchSize) this.#flush(slot);
-      else if (slot.inFlight < MAX_IN_FLIGHT) this.#schedule(slot);
+      });
     });
   }
 
-  /** Flushes `slot`'s queue once the current promise callbacks have run (once per tick). */
+  /**
+   * Decides a group's entries (their keys in one slot) all or nothing: every entry checked and,
+   * only when `record` and every one allows, every one recorded. Times out after the longest of
+   * the limits' timeouts; fails by the limits' failure policies (all or nothing across them).
+   */
+  group(entries: readonly QueuedEntry[], record: boolean): Promise<RateLimitResult[]> {
+    let timeoutSeconds = 0;
+    let batchSize = Infinity;
+    let members = 0;
+    for (const e of entries) {
+      if (e.limit.timeoutSeconds > timeoutSeconds) timeoutSeconds = e.limit.timeoutSeconds;
+      if (e.limit.batchSize < batchSize) batchSize = e.limit.batchSize;
+      if (record) members += e.algorithm.membersPerUnit * e.cost;
+    }
+    return new Promise<RateLimitResult[]>((resolve, reject) => {
+      this.#submit({
+        entries,
+        record,
+        group: true,
+        cache: undefined,
+        timeoutMs: timeoutSeconds * 1000,
+        batchSize,
+        members,
+        startMs: performance.now(),
+        deadlineMs: Infinity,
+        deadlineUs: undefined,
+        state: QUEUED,
+        bucket: undefined,
+        resolve,
+        reject,
+      });
+    });
+  }
+
+  #submit(unit: Unit): void {
+    const timed = unit.timeoutMs !== Infinity;
+    if (timed) this.#watch(unit);
+    const slot = this.#cluster ? this.#slotOf((unit.entries[0] as QueuedEntry).redisKey) : this.#slot;
+    const link = this.#link;
+    if (slot.inFlight === 0 && slot.live === 0 && (!timed || link.offsetUs !== undefined)) {
+      // The slot is idle: this unit goes now, alone, in this tick.
+      this.#send(slot, [unit]);
+      return;
+    }
+    slot.queue.push(unit);
+    slot.live++;
+    if (timed && link.offsetUs === undefined) {
+      // The server's clock is not known yet: the handshake first (one, shared), then the queues.
+      this.#shake(unit);
+      return;
+    }
+    if (slot.inFlight >= MAX_IN_FLIGHT) return; // the next call of the slot to return sends it
+    if (slot.live >= unit.batchSize) this.#flush(slot);
+    else this.#schedule(slot);
+  }
+
+  /** Starts the handshake unless one is in flight; when it answers, every queue goes. */
+  #shake(unit: Unit): void {
+    const link = this.#link;
+    if (link.shaking) return;
+    link.handshake(unit.entries.map((e) => e.redisKey)).then(
+      () => {
+        this.#eachSlot((slot) => {
+          if (slot.live > 0) this.#flush(slot);
+        });
+      },
+      (error: unknown) => {
+        // The units that waited for it fail with its error (the next unit starts another).
+        this.#eachSlot((slot) => {
+          for (let i = slot.head; i < slot.queue.length; i++) {
+            const u = slot.queue[i] as Unit;
+            if (u.state === QUEUED && u.timeoutMs !== Infinity) this.#fail(u, error, slot);
+          }
+          if (slot.live > 0) this.#flush(slot);
+        });
+      },
+    );
+  }
+
+  #eachSlot(visit: (slot: Slot) => void): void {
+    if (this.#cluster) for (const slot of this.#slots.values()) visit(slot);
+    else visit(this.#slot);
+  }
+
+  /** Flushes `slot`'s queue once the promise callbacks already due have run (once per tick). */
   #schedule(slot: Slot): void {
     if (slot.scheduled) return;
     slot.scheduled = true;
     process.nextTick(() => {
       slot.scheduled = false;
-      // Still room in flight (a full queue is sent at once, in flight or not); else the next
-      // call of the slot to return sends it.
-      if (slot.queue.length > 0 && slot.inFlight < MAX_IN_FLIGHT) this.#flush(slot);
+      this.#flush(slot);
     });
   }
 
@@ -188,249 +289,289 @@ export class DecisionQueue {
     const n = keySlot(redisKey);
     let slot = this.#slots.get(n);
     if (slot === undefined) {
-      slot = { queue: [], inFlight: 0, scheduled: false };
+      slot = newSlot();
       this.#slots.set(n, slot);
     }
     return slot;
   }
 
-  /** Sends the queue's first decisions that are not settled, within the batch's bounds. */
+  /**
+   * Sends the queue's units that are still pending, in order, in batches within the bounds,
+   * while there is room in flight; fails, unsent, those whose deadline has passed.
+   */
   #flush(slot: Slot): void {
-    const queue = slot.queue;
-    const batch: Pending[] = [];
-    let units = 0;
-    let i = 0;
-    for (; i < queue.length && batch.length < this.#batchSize; i++) {
-      const p = queue[i] as Pending;
-      if (p.done) continue;
-      if (p.limit.kind === 'l' && p.record) {
-        if (batch.length > 0 && units + p.cost > MAX_BATCH_UNITS) break;
-        units += p.cost;
+    const link = this.#link;
+    let now = 0;
+    while (slot.live > 0 && slot.inFlight < MAX_IN_FLIGHT) {
+      const queue = slot.queue;
+      const batch: Unit[] = [];
+      let entries = 0;
+      let members = 0;
+      let limit = Infinity;
+      let i = slot.head;
+      for (; i < queue.length; i++) {
+        const u = queue[i] as Unit;
+        if (u.state !== QUEUED) continue;
+        if (u.timeoutMs !== Infinity) {
+          if (link.offsetUs === undefined) break; // waits for the handshake
+          if (now === 0) now = performance.now();
+          if (now >= u.deadlineMs - replyAllowanceMs(u.timeoutMs)) {
+            // The server would refuse it: it fails now, unsent.
+            this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), slot);
+            continue;
+          }
+        }
+        const size = u.entries.length;
+        const cap = Math.min(limit, u.batchSize);
+        if (batch.length > 0 && (entries + size > cap || members + u.members > MAX_BATCH_MEMBERS)) break;
+        batch.push(u);
+        entries += size;
+        members += u.members;
+        limit = cap;
+        u.state = SENT;
+        slot.live--;
+        if (entries >= limit) {
+          i++;
+          break;
+        }
       }
-      batch.push(p);
+      slot.head = i;
+      if (i >= queue.length) {
+        slot.queue = [];
+        slot.head = 0;
+      }
+      if (batch.length === 0) break;
+      this.#send(slot, batch);
     }
-    slot.queue = i === queue.length ? [] : queue.slice(i);
-    if (batch.length > 0) this.#send(slot, batch);
+    compact(slot);
+  }
+
+  /** One script call for `batch` (every unit of it counted sent). */
+  #send(slot: Slot, batch: Unit[]): void {
+    slot.inFlight++;
+    const link = this.#link;
+    let recording = false;
+    for (const u of batch) {
+      u.state = SENT;
+      if (u.record) recording = true;
+      if (u.timeoutMs !== Infinity) {
+        // The server must start it before its deadline less the reply's allowance.
+        u.deadlineUs = Math.floor((u.deadlineMs - replyAllowanceMs(u.timeoutMs)) * 1000 + (link.offsetUs as number));
+      }
+    }
+    const first = (batch[0] as Unit).entries[0] as QueuedEntry;
+    const token = recording && link.resends ? link.tokenFor(first.redisKey) : undefined;
+    const { keys, args } = layCall(batch, this.#redisTime, this.#minExpiryMs, token);
+    link.run(keys, args, () => batch.every((u) => u.state === DONE)).then(
+      (reply) => {
+        this.#returned(slot);
+        this.#settle(batch, reply);
+      },
+      (error: unknown) => {
+        this.#returned(slot);
+        for (const u of batch) this.#fail(u, error, undefined);
+      },
+    );
   }
 
   /** After a call of `slot` returned: the queue goes once the callbacks it settled have run. */
   #returned(slot: Slot): void {
     slot.inFlight--;
-    if (slot.queue.length > 0) this.#schedule(slot);
+    if (slot.live > 0) this.#schedule(slot);
   }
 
-  /** One script call for `batch`: after the handshake when the server's clock is not known yet. */
-  #send(slot: Slot, batch: Pending[]): void {
-    slot.inFlight++;
+  /** Settles each unit of `batch` from the script's reply. */
+  #settle(batch: readonly Unit[], reply: unknown): void {
     const link = this.#link;
-    if (this.#timeoutSeconds !== Infinity && link.offsetUs === undefined) {
-      link.handshake(batch.map((p) => p.redisKey)).then(
-        () => {
-          this.#call(slot, batch);
-        },
-        (error: unknown) => {
-          this.#returned(slot);
-          for (const p of batch) this.#fail(p, error);
-        },
-      );
-      return;
-    }
-    this.#call(slot, batch);
-  }
-
-  #call(slot: Slot, sent: Pending[]): void {
-    // Only the decisions still pending: one whose time is up (while the handshake was late) has
-    // been reported failed, and must not be sent.
-    const batch = sent.filter(isPending);
-    const n = batch.length;
-    if (n === 0) {
-      this.#returned(slot);
-      return;
-    }
-    const link = this.#link;
-    const keys: string[] = new Array<string>(n);
-    const redisTime = this.#redisTime;
-    const stride = redisTime ? 5 : 6;
-    const args: string[] = new Array<string>(4 + stride * n);
-    const first = batch[0] as Pending;
-    const timed = this.#timeoutSeconds !== Infinity;
-    // Each decision's deadline in the server's microseconds: its own start plus the timeout,
-    // less the margin (a script starting later writes nothing for it).
-    const offsetUs = timed ? (link.offsetUs as number) - DEADLINE_MARGIN_US + this.#timeoutMs * 1000 : 0;
-    args[0] = '1';
-    args[1] = redisTime ? '' : 'm';
-    args[2] = redisTime ? '1' : MIN_EXPIRY_LIMITER_TIME;
-    // The latest deadline: a script starting after it has nothing to decide.
-    args[3] = timed ? String(Math.floor((batch[n - 1] as Pending).startMs * 1000 + offsetUs)) : '';
-    for (let i = 0; i < n; i++) {
-      const p = batch[i] as Pending;
-      keys[i] = p.redisKey;
-      const a = 4 + stride * i;
-      const kind = p.limit.kind;
-      args[a] = p.record ? kind : kind === 'g' ? 'G' : 'L';
-      args[a + 1] = String(p.quota.threshold);
-      args[a + 2] = String(p.quota.windowMs);
-      args[a + 3] = String(p.cost);
-      args[a + 4] = timed ? String(Math.floor(p.startMs * 1000 + offsetUs)) : '';
-      // Each decision at its own reading, on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
-      if (!redisTime) args[a + 5] = String(Math.round(p.nowMs * TICKS_PER_MS));
-    }
-    let scriptKeys = keys;
-    if (link.resends && batch.some((p) => p.record)) {
-      args[0] = 'r';
-      scriptKeys = [...keys, link.tokenFor(first.redisKey)];
-    }
-    link.run(LEAN_SHA, LEAN_SCRIPT, scriptKeys, args, () => batch.every((p) => p.done)).then(
-      (reply) => {
-        this.#returned(slot);
-        this.#settle(batch, reply, keys.length);
-      },
-      (error: unknown) => {
-        this.#returned(slot);
-        for (const p of batch) this.#fail(p, error);
-      },
-    );
-  }
-
-  /** Settles each decision of `batch` from the script's reply. */
-  #settle(batch: readonly Pending[], reply: unknown, n: number): void {
     if (!Array.isArray(reply)) {
-      const error = new RateWardenRedisReplyError(describeReply(reply));
-      for (const p of batch) this.#fail(p, error);
+      this.#failAll(batch, new RateWardenRedisReplyError(describeReply(reply)));
       return;
     }
-    const link = this.#link;
+    let n = 0;
+    for (const u of batch) n += u.entries.length;
     if (reply.length === 2 && toNumber(reply[0]) === -1) {
-      // The script started after the deadline: nothing was written.
+      // The script started after the latest deadline: nothing was written.
       link.learn(reply[1]);
-      const error = new RateWardenRedisTimeoutError(this.#timeoutSeconds);
-      for (const p of batch) this.#fail(p, error);
+      for (const u of batch) this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
       return;
     }
-    if (reply.length !== n * 4 + 1 || !link.learn(reply[n * 4])) {
-      const error = new RateWardenRedisReplyError(describeReply(reply));
-      for (const p of batch) this.#fail(p, error);
+    if (reply.length !== n * PER_ENTRY + 1 || !link.learn(reply[n * PER_ENTRY])) {
+      this.#failAll(batch, new RateWardenRedisReplyError(describeReply(reply)));
       return;
     }
-    for (let i = 0; i < n; i++) {
-      const p = batch[i] as Pending;
-      if (p.done) continue;
-      const o = i * 4;
-      const wait = toNumber(reply[o]);
-      if (wait === -2 && typeof reply[o + 1] === 'string' && reply[o + 1] !== '') {
-        this.#fail(p, new RateWardenRedisCommandError(reply[o + 1] as string));
+    const redisTime = this.#redisTime;
+    let o = 0;
+    for (const u of batch) {
+      const entries = u.entries;
+      const at = o;
+      o += entries.length * PER_ENTRY;
+      if (u.state === DONE) continue;
+      const wait0 = toNumber(reply[at]);
+      if (wait0 === WAIT_COMMAND_ERROR && typeof reply[at + 1] === 'string' && reply[at + 1] !== '') {
+        this.#fail(u, new RateWardenRedisCommandError(reply[at + 1] as string), undefined);
         continue;
       }
-      if (wait === -3) {
+      if (wait0 === WAIT_PAST_DEADLINE) {
         // Its deadline had passed when the script reached it: nothing was written for it.
-        this.#fail(p, new RateWardenRedisTimeoutError(this.#timeoutSeconds));
+        this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
         continue;
       }
-      const result = this.#result(p, wait, toNumber(reply[o + 1]), toNumber(reply[o + 2]), toNumber(reply[o + 3]));
-      if (result === undefined) {
-        this.#fail(p, new RateWardenRedisReplyError(describeReply(reply.slice(o, o + 4))));
+      const results: RateLimitResult[] = [];
+      let allowed = true;
+      for (let j = 0; j < entries.length; j++) {
+        const b = at + j * PER_ENTRY;
+        const result = entryResult(entries[j] as QueuedEntry, toNumber(reply[b]), toNumber(reply[b + 1]), toNumber(reply[b + 2]), toNumber(reply[b + 3]), redisTime);
+        if (result === undefined) break;
+        if (!result.allowed) allowed = false;
+        results.push(result);
+      }
+      if (results.length !== entries.length) {
+        this.#fail(u, new RateWardenRedisReplyError(describeReply(reply.slice(at, at + entries.length * PER_ENTRY))), undefined);
         continue;
       }
-      this.#settled(p);
-      p.limit.failure.recovered();
-      p.resolve(result);
+      const cache = u.cache;
+      if (cache !== undefined) {
+        const e = entries[0] as QueuedEntry;
+        const result = results[0] as RateLimitResult;
+        // Recorded here: a cached refusal of the key no longer describes its state.
+        if (allowed) cache.forget(e.key);
+        else if (result.retryAfter !== Infinity) {
+          const shift = toNumber(reply[at + 3]);
+          cache.remember(e.key, redisTime ? u.startMs : e.nowMs, shift, e.cost, e.quota, toNumber(reply[at]), toNumber(reply[at + 1]), toNumber(reply[at + 2]));
+        }
+      }
+      this.#done(u, undefined);
+      for (const e of entries) e.limit.failure.recovered();
+      if (u.group) u.resolve(results as never);
+      else u.resolve(results[0] as never);
     }
+  }
+
+  #failAll(batch: readonly Unit[], error: unknown): void {
+    for (const u of batch) this.#fail(u, error, undefined);
   }
 
   /**
-   * The result of one decision's four values, or `undefined` when they are not what the script
-   * returns (a misbehaving adapter or a tampered key). Feeds the block cache with a refusal.
+   * Settles `u` by its limits' failure policies (unless already settled): for a single decision,
+   * its limit's; for a group, each limit's, all or nothing (any `"throw"` rejects; else each
+   * limit is checked by its policy and, only if all allow and the unit records, recorded).
+   * @param slot - the slot whose queue holds `u`, when it is still queued there.
    */
-  #result(p: Pending, wait: number, left: number, state: number, shift: number): RateLimitResult | undefined {
-    const quota = p.quota;
-    const threshold = quota.threshold;
-    const window = quota.windowMs * TICKS_PER_MS;
-    const log = p.limit.kind === 'l';
-    if (
-      !Number.isSafeInteger(wait) ||
-      wait < -1 ||
-      wait > 2 * window ||
-      (wait === -1) !== p.cost > threshold ||
-      !Number.isSafeInteger(left) ||
-      // The log's refusal reports threshold − live, below 0 when more are live than the threshold.
-      (left < 0 && !(log && wait !== 0)) ||
-      left > threshold ||
-      !Number.isSafeInteger(state) ||
-      state < 0 ||
-      !Number.isSafeInteger(shift) ||
-      shift < 0
-    ) {
-      return undefined;
+  #fail(u: Unit, error: unknown, slot: Slot | undefined): void {
+    if (u.state === DONE) return;
+    this.#done(u, slot);
+    const entries = u.entries;
+    const keys = entries.map((e) => e.redisKey);
+    const limits = new Set(entries.map((e) => e.limit));
+    for (const l of limits) notifyError(l, error, keys);
+    for (const l of limits) {
+      if (l.onFailure === 'throw') {
+        u.reject(error);
+        return;
+      }
     }
-    const remaining = left < 0 ? 0 : left;
-    const resetMs = log ? state / TICKS_PER_MS : state / threshold / TICKS_PER_MS;
-    if (!(resetMs <= quota.windowMs)) return undefined;
-    if (wait === 0) {
-      // Recorded here: a cached refusal of the key no longer describes its state.
-      if (p.record && p.cache !== undefined) p.cache.forget(p.key);
-      return outcome(true, remaining, 0, threshold, resetMs);
+    if (!u.group) {
+      const e = entries[0] as QueuedEntry;
+      u.resolve(e.limit.failure.decide(e, u.record) as never);
+      return;
     }
-    if (wait === -1) return outcome(false, remaining, Infinity, threshold, resetMs);
-    const waitMs = wait / TICKS_PER_MS;
-    let retryAfter: number;
-    let baseMs: number;
-    if (this.#redisTime) {
-      retryAfter = retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
-      // The refusal's time, in this process's clock: no earlier than the decision's submission.
-      baseMs = p.startMs;
-    } else {
-      // The time decided at: the reading on the grid, or later when the key's state was ahead.
-      const now = onGrid(p.nowMs);
-      baseMs = now;
-      const at = now + shift / TICKS_PER_MS;
-      retryAfter = shift === 0 ? retryAfterSeconds(p.nowMs, now, waitMs, quota.windowSeconds) : retryAfterSeconds(at, at, waitMs, quota.windowSeconds);
-    }
-    if (p.record && p.cache !== undefined) p.cache.remember(p.key, baseMs, shift, p.cost, quota, wait, left, state);
-    return outcome(false, remaining, retryAfter, threshold, resetMs);
+    const checked = entries.map((e) => e.limit.failure.decide(e, false));
+    if (!u.record || !checked.every((r) => r.allowed)) u.resolve(checked as never);
+    else u.resolve(entries.map((e) => e.limit.failure.decide(e, true)) as never);
   }
 
-  /** Settles `p` by its strategy's failure policy (unless already settled). */
-  #fail(p: Pending, error: unknown): void {
-    if (p.done) return;
-    this.#settled(p);
-    const limit = p.limit;
-    notifyError(limit, error, [p.redisKey]);
-    if (limit.onFailure === 'throw') p.reject(error);
-    else p.resolve(limit.failure.decide(p, p.record));
-  }
-
-  /** Marks `p` settled; clears its deadline group's timer once the group's last one is. */
-  #settled(p: Pending): void {
-    p.done = true;
-    if (p.record && p.cache !== undefined) p.cache.end(p.key);
-    const bucket = p.bucket;
-    if (bucket !== undefined && --bucket.left === 0 && bucket.timer !== undefined) {
+  /** Marks `u` settled: its cache's in-flight count, its timer, its slot's queue. */
+  #done(u: Unit, slot: Slot | undefined): void {
+    if (u.state === QUEUED && slot !== undefined) slot.live--;
+    u.state = DONE;
+    if (u.cache !== undefined) u.cache.end((u.entries[0] as QueuedEntry).key);
+    const bucket = u.bucket;
+    if (bucket !== undefined && --bucket.left === 0 && !bucket.open && bucket.timer !== undefined) {
       clearTimeout(bucket.timer);
       bucket.timer = undefined;
     }
   }
 
   /**
-   * Puts `p` in the current deadline group: decisions issued in one tick share one timer of the
-   * timeout (the same instant, for real and fake timers alike), rather than one each.
+   * Puts `u` under a timer: the current one of its timeout if it is still open (the same tick)
+   * and was started within {@link JOIN_MS} (so the same deadline), else a new one. Closing at the
+   * end of the tick keeps the timer's clock and the deadline's together under fake timers that
+   * do not fake `performance` (time then passes for timers between ticks, not for `performance`).
    */
-  #watchFor(p: Pending): void {
-    let bucket = this.#bucket;
-    // A group whose members have all settled has no timer any more: start a new one.
-    if (bucket === undefined || bucket.left === 0) {
-      const members: Pending[] = [];
-      const group: Bucket = { members, left: 0, timer: undefined };
+  #watch(u: Unit): void {
+    const timeoutMs = u.timeoutMs;
+    let bucket = this.#buckets.get(timeoutMs);
+    if (bucket === undefined || !bucket.open || u.startMs - bucket.startMs > JOIN_MS) {
+      if (bucket !== undefined) this.#close(bucket);
+      const fresh: Bucket = { startMs: u.startMs, timeoutMs, members: [], left: 0, timer: undefined, open: true };
       // Whole milliseconds, rounded up: timers truncate a fraction, and would fire early.
-      group.timer = setTimeout(() => {
-        group.timer = undefined;
-        for (const m of members) if (!m.done) this.#fail(m, new RateWardenRedisTimeoutError(this.#timeoutSeconds));
-      }, Math.min(Math.ceil(this.#timeoutMs), MAX_TIMER_MS));
-      unref(group.timer);
-      bucket = this.#bucket = group;
-      process.nextTick(this.#closeBucket);
+      fresh.timer = setTimeout(() => {
+        this.#fire(fresh);
+      }, Math.min(Math.ceil(timeoutMs), MAX_TIMER_MS));
+      unref(fresh.timer);
+      this.#buckets.set(timeoutMs, fresh);
+      process.nextTick(() => {
+        this.#close(fresh);
+      });
+      bucket = fresh;
     }
-    bucket.members.push(p);
+    bucket.members.push(u);
     bucket.left++;
-    p.bucket = bucket;
+    u.bucket = bucket;
+    u.deadlineMs = bucket.startMs + timeoutMs;
   }
+
+  /** No unit joins `bucket` any more; its timer goes if its units have all settled. */
+  #close(bucket: Bucket): void {
+    if (!bucket.open) return;
+    bucket.open = false;
+    if (this.#buckets.get(bucket.timeoutMs) === bucket) this.#buckets.delete(bucket.timeoutMs);
+    if (bucket.left === 0 && bucket.timer !== undefined) {
+      clearTimeout(bucket.timer);
+      bucket.timer = undefined;
+    }
+  }
+
+  /**
+   * A timer's deadline: its units still queued fail now, unsent; those in flight once the replies
+   * already received are read (after the poll phase), if those did not settle them.
+   */
+  #fire(bucket: Bucket): void {
+    bucket.timer = undefined;
+    this.#close(bucket);
+    let sent: Unit[] | undefined;
+    for (const u of bucket.members) {
+      if (u.state === QUEUED) {
+        this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), this.#slotHolding(u));
+      } else if (u.state === SENT) (sent ??= []).push(u);
+    }
+    this.#eachSlot(compact);
+    if (sent === undefined) return;
+    const late = sent;
+    setImmediate(() => {
+      for (const u of late) this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
+    });
+  }
+
+  /** The slot whose queue holds the queued `u`. */
+  #slotHolding(u: Unit): Slot {
+    return this.#cluster ? this.#slotOf((u.entries[0] as QueuedEntry).redisKey) : this.#slot;
+  }
+}
+
+function newSlot(): Slot {
+  return { queue: [], head: 0, live: 0, inFlight: 0, scheduled: false };
+}
+
+/** Drops the settled units from `slot`'s queue when they outnumber the pending ones (memory stays bounded while Redis hangs). */
+function compact(slot: Slot): void {
+  const held = slot.queue.length - slot.head;
+  if (held <= 64 || slot.live * 2 >= held) return;
+  const kept: Unit[] = [];
+  for (let i = slot.head; i < slot.queue.length; i++) {
+    const u = slot.queue[i] as Unit;
+    if (u.state === QUEUED) kept.push(u);
+  }
+  slot.queue = kept;
+  slot.head = 0;
 }

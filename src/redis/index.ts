@@ -16,4 +16,3 @@ export { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedis
 export { toRedisAdapter } from './client.js';
 export type { RedisAdapter } from './client.js';
 export { DECIDE_SCRIPT } from './script.js';
-export { LEAN_SCRIPT } from './lean-script.js';

@@ -1,11 +1,11 @@
 import { MAX_THRESHOLD_TIMES_WINDOW_MS } from '../quota.js';
-import { GCRA } from '../strategies/gcra.js';
+import { GCRA_ON_REDIS } from './algorithms/gcra.js';
 import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 
 /**
  * **GCRA** (the generic cell rate algorithm) on Redis: O(1) memory per user whatever the
  * threshold, shared by every process that uses the same Redis database and `prefix`. The same
- * decisions as the in-memory {@link GCRA}: `threshold` at once after idling, then one per
+ * decisions as the in-memory {@link ratewarden!GCRA}: `threshold` at once after idling, then one per
  * `window / threshold`; rejected requests wait exactly until they fit.
  *
  * **Layout:** one string per user, `<prefix>{<user id>}:gcra`, holding four little-endian
@@ -19,7 +19,7 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
  * **Time and exactness:** the Redis server's clock (`TIME`), or the limiter's reading with
  * `time: "limiter"` (see {@link RedisStrategyOptions.time}), on the in-memory strategies' grid of
  * 2^-10 ms. Only differences of times are used and the state is integer, so decisions are exact
- * for any clock reading (epoch times included) and identical to the in-memory {@link GCRA}'s;
+ * for any clock reading (epoch times included) and identical to the in-memory {@link ratewarden!GCRA}'s;
  * `threshold × windowMs` is at most 2^42 (`maxThresholdTimesWindowMs`).
  *
  * **Source:** the ATM Forum Traffic Management Specification 4.0 (1996), virtual scheduling
@@ -43,7 +43,7 @@ import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 export class RedisGCRA extends RedisStrategy {
   /** `"redis-gcra"`. */
   readonly name = 'redis-gcra';
-  /** 2^42: the largest `threshold × windowMs`, as the in-memory {@link GCRA}'s. */
+  /** 2^42: the largest `threshold × windowMs`, as the in-memory {@link ratewarden!GCRA}'s. */
   readonly maxThresholdTimesWindowMs = MAX_THRESHOLD_TIMES_WINDOW_MS;
 
   /**
@@ -57,6 +57,6 @@ export class RedisGCRA extends RedisStrategy {
    *   10,000,000 (a `RateWardenTypeError` when either is not a number).
    */
   constructor(options: RedisStrategyOptions) {
-    super(options, 'g', ':gcra', new GCRA());
+    super(options, GCRA_ON_REDIS, 'RedisGCRA');
   }
 }

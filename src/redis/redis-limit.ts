@@ -1,21 +1,24 @@
 /**
- * @internal What the script runner (`./redis-batch.ts`) needs of each Redis strategy — its
- * script branch, key layout, timeout and failure handling — reached through one internal door
- * ({@link redisLimitOf}) rather than public members of the strategy.
+ * @internal What the decision queue (`./decision-queue.ts`) and the group batch
+ * (`./redis-batch.ts`) need of each Redis strategy — its algorithm, key layout, timeout, batch
+ * size and failure handling — reached through one internal door ({@link redisLimitOf}) rather
+ * than public members of the strategy.
  *
  * @module
  */
 import { typeError } from '../errors.js';
 import type { BatchingStore } from '../store.js';
+import type { RedisAlgorithm } from './algorithm.js';
 import type { FailurePolicy, RedisFailurePolicy } from './failure-policy.js';
-import type { ScriptKind } from './reply.js';
 
 /** @internal The internals of one Redis strategy. */
 export interface RedisLimit {
-  /** The script branch deciding it. */
-  readonly kind: ScriptKind;
-  /** Seconds to wait for Redis per call (`Infinity`: no timeout). */
+  /** The algorithm deciding it. */
+  readonly algorithm: RedisAlgorithm;
+  /** Seconds to wait for Redis per decision (`Infinity`: no timeout). */
   readonly timeoutSeconds: number;
+  /** The most entries one script call carries when this limit's decisions are in it. */
+  readonly batchSize: number;
   /** The failure policy's name. */
   readonly onFailure: RedisFailurePolicy;
   /** The user's error hook. */

@@ -1,4 +1,4 @@
-import { SlidingWindowLog } from '../strategies/sliding-window-log.js';
+import { SLIDING_WINDOW_LOG_ON_REDIS } from './algorithms/sliding-window-log.js';
 import { RedisStrategy, type RedisStrategyOptions } from './redis-strategy.js';
 
 /** The largest threshold of the Redis sliding-window log: one sorted-set member per unit. */
@@ -6,7 +6,7 @@ const MAX_THRESHOLD = 10_000;
 
 /**
  * The exact **sliding-window log** on Redis, shared by every process that uses the same client
- * database and `prefix`: the same decisions as the in-memory {@link SlidingWindowLog} (a
+ * database and `prefix`: the same decisions as the in-memory {@link ratewarden!SlidingWindowLog} (a
  * request of cost `c` is allowed when fewer than `threshold − c + 1` units were allowed in the
  * last window; rejected, it waits until enough of the oldest expire), made atomically by one Lua
  * script per decision (`EVALSHA`, falling back to `EVAL` after `NOSCRIPT`).
@@ -71,6 +71,6 @@ export class RedisSlidingWindowLog extends RedisStrategy {
    *   10,000,000 (a `RateWardenTypeError` when either is not a number).
    */
   constructor(options: RedisStrategyOptions) {
-    super(options, 'l', ':log', new SlidingWindowLog());
+    super(options, SLIDING_WINDOW_LOG_ON_REDIS, 'RedisSlidingWindowLog');
   }
 }

@@ -10,16 +10,15 @@ import { checkKnownKeys, checkObject, knownOptions, optionalFunction, rangeError
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { BatchingStore, CachingStore, StoreBatch } from '../store.js';
-import type { RateLimitStrategy } from '../strategy.js';
 import { MAX_TIMER_MS } from '../timers.js';
+import type { RedisAlgorithm } from './algorithm.js';
 import { BlockCache } from './block-cache.js';
 import { toRedisAdapter } from './client.js';
-import type { DecisionQueue } from './decision-queue.js';
+import { queueFor, type DecisionQueue } from './decision-queue.js';
 import { FAILURE_POLICIES, FailurePolicy, type RedisFailurePolicy } from './failure-policy.js';
 import { escapeKey } from './keys.js';
 import { batchFor, type RedisBatch } from './redis-batch.js';
 import { registerRedisLimit, type RedisLimit } from './redis-limit.js';
-import type { ScriptKind } from './reply.js';
 import { linkFor } from './server-link.js';
 
 export type { RedisFailurePolicy } from './failure-policy.js';
@@ -193,13 +192,12 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
 
   /**
    * @internal Validates `options` and registers the strategy's internals for the batch.
-   * @param kind - the script branch (`l`: sliding-window log, `g`: GCRA).
-   * @param suffix - appended to every key (`:log`, `:gcra`).
-   * @param local - the same algorithm in memory, for `onFailure: "local"`.
+   * @param algorithm - the algorithm on Redis (`./algorithms/`).
+   * @param className - the public class's name, for messages.
    */
-  constructor(options: RedisStrategyOptions, kind: ScriptKind, suffix: string, local: RateLimitStrategy<unknown>) {
+  constructor(options: RedisStrategyOptions, algorithm: RedisAlgorithm, className: string) {
     checkObject('options', options, 'an object');
-    checkKnownKeys(options, REDIS_OPTIONS, `${kind === 'l' ? 'RedisSlidingWindowLog' : 'RedisGCRA'} options`);
+    checkKnownKeys(options, REDIS_OPTIONS, `${className} options`);
     const adapter = toRedisAdapter(options.client);
     const prefix = options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
@@ -226,17 +224,18 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
     this.time = time;
     this.batchSize = integerOption('batchSize', options.batchSize, 32, 1, MAX_BATCH_SIZE);
     this.blockCacheSize = integerOption('blockCacheSize', options.blockCacheSize, 10_000, 0, MAX_BLOCK_CACHE_SIZE);
-    this.#suffix = suffix;
+    this.#suffix = algorithm.suffix;
     const link = linkFor(adapter, time);
     this.#batch = batchFor(link);
-    this.#queue = link.queueFor(timeout, this.batchSize);
-    this.#cache = this.blockCacheSize === 0 ? undefined : new BlockCache(kind, this.blockCacheSize, time === 'limiter');
+    this.#queue = queueFor(link);
+    this.#cache = this.blockCacheSize === 0 ? undefined : new BlockCache(algorithm, this.blockCacheSize, time === 'limiter');
     this.#limit = {
-      kind,
+      algorithm,
       timeoutSeconds: timeout,
+      batchSize: this.batchSize,
       onFailure,
       onError,
-      failure: new FailurePolicy(onFailure, local),
+      failure: new FailurePolicy(onFailure, algorithm.createLocal()),
       redisKey: (key) => this.redisKey(key),
     };
     registerRedisLimit(this, this.#limit);
@@ -275,7 +274,7 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
       const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
       if (cached !== undefined) return Promise.resolve(cached);
     }
-    return this.#queue.submit(this.#limit, cache, key, nowMs, cost, quota, true);
+    return this.#queue.single(this.#limit, cache, key, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get now; records nothing. */
@@ -285,7 +284,7 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
       const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
       if (cached !== undefined) return Promise.resolve(cached);
     }
-    return this.#queue.submit(this.#limit, cache, key, nowMs, cost, quota, false);
+    return this.#queue.single(this.#limit, cache, key, nowMs, cost, quota, false);
   }
 
   /**

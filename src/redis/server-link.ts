@@ -1,17 +1,17 @@
 /**
  * What every script call on one client and time mode shares: the adapter, the server's clock
  * (its offset to this process's, learnt from the server time each reply carries, or from a
- * handshake before the first call), `EVALSHA` with its `NOSCRIPT` fallback, the call tokens of
- * clients that re-send, and the single decisions' queues (`./decision-queue.ts`).
+ * handshake before the first call), `EVALSHA` with its `NOSCRIPT` fallback, and the call tokens
+ * of clients that re-send. The calls themselves are made by the decision queue
+ * (`./decision-queue.ts`), which holds a link; a link knows nothing of queues.
  *
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import { RateWardenRedisReplyError } from '../errors.js';
 import { isNoScript, type RedisAdapter } from './client.js';
-import { DecisionQueue } from './decision-queue.js';
-import { describeReply, toNumber } from './reply.js';
-import { LEAN_SCRIPT, LEAN_SHA } from './lean-script.js';
+import { describeReply, toNumber } from './protocol.js';
+import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
 
 /**
  * This process's part of every call id (random), so that ids never collide across processes
@@ -50,8 +50,6 @@ export class ServerLink {
   offsetUs: number | undefined;
   /** The handshake in flight, shared by the calls that need it; `undefined` when none is. */
   #handshake: Promise<void> | undefined;
-  /** The single decisions' queues, by timeout and batch size. */
-  readonly #queues = new Map<string, DecisionQueue>();
 
   constructor(adapter: RedisAdapter, time: 'redis' | 'limiter') {
     this.adapter = adapter;
@@ -60,28 +58,22 @@ export class ServerLink {
     this.resends = adapter.resends === true;
   }
 
-  /** The queue of single decisions with this timeout (seconds) and batch size. */
-  queueFor(timeoutSeconds: number, batchSize: number): DecisionQueue {
-    const id = `${timeoutSeconds} ${batchSize}`;
-    let queue = this.#queues.get(id);
-    if (queue === undefined) {
-      queue = new DecisionQueue(this, timeoutSeconds, batchSize);
-      this.#queues.set(id, queue);
-    }
-    return queue;
-  }
-
   /** A fresh call token key in `key`'s hash slot (its first `{…}` stays the hash tag). */
   tokenFor(key: string): string {
     return `${key}:call:${PROCESS_NONCE}${(calls++).toString(36)}`;
   }
 
+  /** Whether a handshake is in flight. */
+  get shaking(): boolean {
+    return this.#handshake !== undefined;
+  }
+
   /**
-   * The handshake (shared while in flight): the lean script's `t` mode, which writes nothing, on
+   * The handshake (shared while in flight): the script's `t` mode, which writes nothing, on
    * `keys` so that it reaches their node; learns the offset, or rejects.
    */
   handshake(keys: readonly string[]): Promise<void> {
-    this.#handshake ??= this.run(LEAN_SHA, LEAN_SCRIPT, keys, ['t'], () => false)
+    this.#handshake ??= this.run(keys, ['t'], () => false)
       .then((reply) => {
         if (!Array.isArray(reply) || reply.length !== 1 || !this.learn(reply[0])) {
           throw new RateWardenRedisReplyError(describeReply(reply));
@@ -105,17 +97,17 @@ export class ServerLink {
    * `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart),
    * unless the caller has given up by then (`gaveUp()`).
    */
-  run(sha: string, script: string, keys: readonly string[], args: readonly string[], gaveUp: () => boolean): Promise<unknown> {
+  run(keys: readonly string[], args: readonly string[], gaveUp: () => boolean): Promise<unknown> {
     let sent: Promise<unknown>;
     try {
-      sent = this.adapter.evalSha(sha, keys, args);
+      sent = this.adapter.evalSha(DECIDE_SHA, keys, args);
     } catch (error) {
       // An adapter of one's own that throws instead of rejecting: a failure all the same.
       return Promise.reject(error);
     }
     return Promise.resolve(sent).catch((error: unknown) => {
       if (!isNoScript(error) || gaveUp()) throw error;
-      return this.adapter.eval(script, keys, args);
+      return this.adapter.eval(DECIDE_SCRIPT, keys, args);
     });
   }
 }

@@ -8,6 +8,7 @@ import type { Quota } from '../../src/quota.js';
 import type { RateLimitResult } from '../../src/result.js';
 import type { RateLimitStrategy } from '../../src/strategy.js';
 import { toRedisAdapter, type RedisAdapter } from '../../src/redis/client.js';
+import { readCall } from '../../src/redis/protocol.js';
 
 /** One script call as sent: `EVALSHA` or `EVAL`, its keys and arguments. */
 export interface ScriptCall {
@@ -15,11 +16,11 @@ export interface ScriptCall {
   readonly keys: readonly string[];
   readonly args: readonly string[];
   /**
-   * Decisions carried: `(args − 4) / stride` for a deciding call (stride 5 on the server's clock,
-   * 6 when each decision carries its own time, ARGV[2] `m`), 0 for the handshake (`t`).
+   * Decisions carried: its units (a single decision, or a group's), read back by the protocol's
+   * own reader (`readCall` in src/redis/protocol.ts); 0 for the handshake (`t`).
    */
   readonly decisions: number;
-  /** Sliding-window-log units it may record: the costs of its `l` decisions. */
+  /** Sliding-window-log units it may record: the costs of the `l` entries of its recording units. */
   readonly logUnits: number;
   /** The distinct hash slots of its keys (the call token's included). */
   readonly slots: ReadonlySet<number>;
@@ -35,13 +36,11 @@ export interface RecordingAdapter extends RedisAdapter {
 }
 
 function describeCall(command: 'evalSha' | 'eval', keys: readonly string[], args: readonly string[]): ScriptCall {
-  const deciding = args[0] === '1' || args[0] === 'r';
-  const stride = args[1] === 'm' ? 6 : 5;
-  const decisions = deciding ? (args.length - 4) / stride : 0;
-  if (!Number.isInteger(decisions)) throw new Error(`a script call with ${args.length} arguments: not whole decisions of ${stride}`);
+  const call = readCall(args);
+  const units = call?.units ?? [];
   let logUnits = 0;
-  for (let i = 0; i < decisions; i++) if (args[4 + stride * i] === 'l') logUnits += Number(args[7 + stride * i]);
-  return { command, keys: [...keys], args: [...args], decisions, logUnits, slots: new Set(keys.map((k) => keySlot(k))) };
+  for (const unit of units) if (unit.record) for (const e of unit.entries) if (e.id === 'l') logUnits += e.cost;
+  return { command, keys: [...keys], args: [...args], decisions: units.length, logUnits, slots: new Set(keys.map((k) => keySlot(k))) };
 }
 
 /** Wraps `client` (a node-redis or ioredis client or cluster) in a {@link RecordingAdapter}. */

@@ -37,7 +37,7 @@ describe('the built package (dist/)', () => {
     const core = (await import(packageName)) as typeof import('../../src/index.js');
     const redis = (await import(`${packageName}/redis`)) as typeof import('../../src/redis/index.js');
     expect(Object.keys(redis).sort()).toEqual([
-      'DECIDE_SCRIPT', 'LEAN_SCRIPT', 'RateWardenRedisCommandError', 'RateWardenRedisReplyError', 'RateWardenRedisTimeoutError', 'RedisGCRA', 'RedisSlidingWindowLog', 'RedisStrategy', 'toRedisAdapter',
+      'DECIDE_SCRIPT', 'RateWardenRedisCommandError', 'RateWardenRedisReplyError', 'RateWardenRedisTimeoutError', 'RedisGCRA', 'RedisSlidingWindowLog', 'RedisStrategy', 'toRedisAdapter',
     ]);
     // The subpath's errors are the core's classes, not copies.
     expect(() => new redis.RedisGCRA({ client: null, prefix: 'p:' })).toThrow(core.RateWardenTypeError);

@@ -27,7 +27,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { GCRA, SlidingWindowLog, type Quota, type RateLimitResult } from '../../../src/index.js';
 import { RateWardenRedisReplyError, RateWardenRedisTimeoutError, RedisGCRA, RedisSlidingWindowLog, type RedisAdapter } from '../../../src/redis/index.js';
 import { toRedisAdapter } from '../../../src/redis/client.js';
-import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
+import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import { RedisServer, blackHole, connectIoredis, type TestClient } from '../../support/redis-server.js';
 import { MemoryModel } from '../../support/script-calls.js';
 
@@ -255,7 +255,7 @@ describe('ordering', () => {
           // Another process, recovering from the same flush (a restart, a failover), loads the
           // script now: after this call's EVALSHA, before the next one's (one connection, so
           // the server sees them in this order).
-          void c.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
+          void c.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
         }
         return reply;
       },

@@ -11,7 +11,7 @@ import {
   RedisSlidingWindowLog,
   type RedisFailurePolicy,
 } from '../../../src/redis/index.js';
-import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
+import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import { FAULT_CLIENTS, queueingClient, type FaultClient } from '../../support/fault-clients.js';
 import { failOnUnhandledRejections } from '../../support/unhandled.js';
 import { RedisServer, blackHole } from '../../support/redis-server.js';
@@ -72,7 +72,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       await raw.command('SET', 'wc:{bad}:log', 'not a sorted set');
       const model = new MemoryModel(new SlidingWindowLog());
       const plan: [RedisSlidingWindowLog, string][] = [
-        [throwing, 'first'], // sent alone; the others queue behind it
+        [throwing, 'first'], // a fresh client: every decision queues behind the handshake
         [throwing, 'a'],
         [throwing, 'bad'],
         [closed, 'a'],
@@ -82,7 +82,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       ];
       const outcomes = await Promise.all(plan.map(([s, key]) => settle(s.consume(key, NOW, 1, QUOTA))));
       const batch = adapter.decidingCalls().find((call) => call.keys.includes('wt:{bad}:log'));
-      expect(batch?.decisions).toBe(6);
+      expect(batch?.decisions).toBe(7);
       expect(batch?.keys).toContain('wc:{bad}:log');
       // The wrong-type members: `throw` rejects with the command error, `fail-closed` degrades.
       expect(outcomes[2]).toMatchObject({ error: expect.any(RateWardenRedisCommandError) });
@@ -112,24 +112,29 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
       await withOwn(async (own) => {
         const adapter = recordingAdapter(own.client);
         const prefix = `pause-${policy}:`;
-        // batchSize 3: a full queue is sent at once, so batches are in flight during the pause.
+        // batchSize 3: a full queue is sent at once while there is room in flight (two calls),
+        // so two calls are in flight during the pause and the rest wait.
         const strategy = new RedisSlidingWindowLog({ client: adapter, prefix, onFailure: policy, timeoutSeconds: 0.05, batchSize: 3, time: 'limiter' });
         // One answered decision teaches the link the server's clock offset (no handshake below).
         expect(await strategy.consume('warm', NOW, 1, QUOTA)).toMatchObject({ allowed: true });
-        await raw.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
+        await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
         // ALL, for 300 ms of the server's time: the scripts below start after their deadline.
         await raw.command('CLIENT', 'PAUSE', '300', 'ALL');
         vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
         const callsBefore = adapter.calls.length;
         const keys = ['a', 'b', 'a', 'c', 'a', 'b', 'd', 'e'];
         const pending = keys.map((key) => settle(strategy.consume(key, NOW, 1, QUOTA)));
-        // Sent: the first alone, then two full batches of 3; the last decision is queued.
-        expect(adapter.calls.slice(callsBefore).map((call) => call.decisions)).toEqual([1, 3, 3]);
+        // Sent: the first alone, then one full batch of 3; no more than two calls in flight, so
+        // the last four decisions wait in the queue.
+        expect(adapter.calls.slice(callsBefore).map((call) => call.decisions)).toEqual([1, 3]);
         let settled = 0;
         for (const p of pending) void p.then(() => settled++);
         await vi.advanceTimersByTimeAsync(49);
         expect(settled).toBe(0);
         await vi.advanceTimersByTimeAsync(1);
+        // The queued ones fail at once; those in flight once the replies already received are
+        // read (a real setImmediate here: only the timers are fake).
+        await new Promise<void>((resolve) => setImmediate(resolve));
         expect(settled).toBe(keys.length);
         const outcomes = await Promise.all(pending);
         vi.useRealTimers();
@@ -142,10 +147,10 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
           expect(outcomes.map((o) => (o as { r: RateLimitResult }).r.allowed)).toEqual(keys.map(() => true));
         }
         // After the pause (this PING is answered after the scripts queued before it): nothing
-        // recorded, and the queued decision was never sent.
+        // recorded, and the queued decisions were never sent.
         expect(await own.command('PING')).toBe('PONG');
         expect(await raw.command('EXISTS', ...['a', 'b', 'c', 'd', 'e'].map((k) => `${prefix}{${k}}:log`))).toBe(0);
-        expect(adapter.calls.length - callsBefore).toBe(3);
+        expect(adapter.calls.length - callsBefore).toBe(2);
         // Redis counts from zero: the next decision is a first request.
         expect(await strategy.consume('a', NOW, 1, QUOTA)).toEqual(new MemoryModel(new SlidingWindowLog()).consume('a', NOW, 1, QUOTA));
       });

@@ -14,7 +14,6 @@ import {
 } from '../../../src/redis/index.js';
 import { redisLimitOf } from '../../../src/redis/redis-limit.js';
 import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
-import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { FAULT_CLIENTS, queueingClient, type FaultClient } from '../../support/fault-clients.js';
 import { failOnUnhandledRejections } from '../../support/unhandled.js';
 import { RedisServer, blackHole, countingAdapter } from '../../support/redis-server.js';
@@ -244,7 +243,6 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
         const d = decider(path, own.client, policy, prefix);
         // The script is cached (as on any server in use): the paused call is not a NOSCRIPT.
         await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
-        await raw.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
         // WRITE pauses every script (EVAL/EVALSHA) but lets CLIENT UNPAUSE and reads through.
         await raw.command('CLIENT', 'PAUSE', '10000', 'WRITE');
         vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -293,7 +291,6 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
         const d = decider(path, own.client, 'local', prefix);
         const id = String(await own.command('CLIENT', 'ID'));
         await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
-        await raw.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
         await raw.command('CLIENT', 'PAUSE', '10000', 'WRITE');
         vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
         const pending = d.decide();
@@ -329,7 +326,6 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connect) => {
           strategy: new RedisSlidingWindowLog({ client: own.client, prefix: 'issue:', onFailure: 'fail-closed', timeoutSeconds: 0.1 }),
         });
         await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
-        await raw.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
         await raw.command('CLIENT', 'PAUSE', '600', 'ALL');
         vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
         const pending = limiter.allowRequest('u');

@@ -10,7 +10,6 @@ import { createClient } from 'redis';
 import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog, toRedisAdapter } from '../../../src/redis/index.js';
 import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
-import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
 import { RedisServer, lossyProxy } from '../../support/redis-server.js';
 
 const unhandled: unknown[] = [];
@@ -234,26 +233,35 @@ describe('a client that never re-sends keeps exactly one write per decision (no 
 });
 
 describe('the script in mode "r": a call re-sent after its deadline', () => {
-  // The script called directly (raw connection): ARGV[4] is the deadline in the server's
-  // microseconds since 2027-01-15T08:00:00Z.
+  // The script called directly (raw connection), in the layout of src/redis/protocol.ts: ARGV[4]
+  // is the call's latest deadline in the server's microseconds since 2027-01-15T08:00:00Z; then
+  // one unit (one entry, recording, the same deadline) deciding one unit of a log of 1 per 60 s.
   const serverUs = async (): Promise<number> => {
     const [s, us] = (await raw.time()) as [string | number, string | number];
     return (Number(s) - 1_800_000_000) * 1e6 + Number(us);
   };
   const run = (keys: string[], deadline: number): Promise<unknown> =>
-    raw.eval(DECIDE_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1');
-  const lean = (keys: string[], deadline: number): Promise<unknown> =>
-    raw.eval(LEAN_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), 'l', '1', '60000', '1', String(deadline));
+    raw.eval(DECIDE_SCRIPT, keys.length, ...keys, 'r', '', '1', String(deadline), '1', '1', String(deadline), 'l', '1', '60000', '1');
 
   it('answers with the stored reply when the first run took effect, and writes nothing more', async () => {
     const keys = ['late:{u}:log', 'late:{u}:log:call:a'];
     const first = (await run(keys, (await serverUs()) + 1e6)) as unknown[];
-    expect(first.slice(0, 5)).toEqual([1, 0, 0, '60000', 0]);
+    // wait 0 (allowed), remaining 0, the reset (a window, in ticks), shift 0; then the server time.
+    expect(first.slice(0, 4)).toEqual([0, 0, 60_000 * 1024, 0]);
     // Re-sent after the deadline (and after the limit would have refused another request).
     const again = (await run(keys, (await serverUs()) - 1)) as unknown[];
-    expect(again.slice(0, 5)).toEqual(first.slice(0, 5));
+    expect(again.slice(0, 4)).toEqual(first.slice(0, 4));
     expect(again).toHaveLength(first.length);
     expect(await raw.zcard('late:{u}:log')).toBe(1);
+  });
+
+  it('stores no reply when the first run recorded nothing (a re-run decides afresh)', async () => {
+    const keys = ['full:{u}:log', 'full:{u}:log:call:a'];
+    await run(['full:{u}:log', 'full:{u}:log:call:0'], (await serverUs()) + 1e6); // takes the one unit
+    const refused = (await run(keys, (await serverUs()) + 1e6)) as unknown[];
+    expect(Number(refused[0])).toBeGreaterThan(0); // refused: a wait
+    expect(await raw.exists('full:{u}:log:call:a')).toBe(0);
+    expect(await raw.exists('full:{u}:log:call:0')).toBe(1);
   });
 
   it('writes nothing when the first run never took effect (no token) and the deadline has passed', async () => {
@@ -262,33 +270,5 @@ describe('the script in mode "r": a call re-sent after its deadline', () => {
     expect(late).toHaveLength(2);
     expect(late[0]).toBe(-1);
     expect(await raw.exists('late2:{u}:log', 'late2:{u}:log:call:a')).toBe(0);
-  });
-
-  it('the lean script: answers a re-sent call with the stored reply when the first run recorded, writing nothing more', async () => {
-    const keys = ['lean-late:{u}:log', 'lean-late:{u}:log:call:a'];
-    const first = (await lean(keys, (await serverUs()) + 1e6)) as unknown[];
-    // wait 0 (allowed), remaining 0, the reset (a window, in ticks), shift 0; then the server time.
-    expect(first.slice(0, 4)).toEqual([0, 0, 60_000 * 1024, 0]);
-    const again = (await lean(keys, (await serverUs()) - 1)) as unknown[];
-    expect(again.slice(0, 4)).toEqual(first.slice(0, 4));
-    expect(again).toHaveLength(first.length);
-    expect(await raw.zcard('lean-late:{u}:log')).toBe(1);
-  });
-
-  it('the lean script: stores no reply when the first run recorded nothing (a re-run decides afresh)', async () => {
-    const keys = ['lean-full:{u}:log', 'lean-full:{u}:log:call:a'];
-    await lean(['lean-full:{u}:log', 'lean-full:{u}:log:call:0'], (await serverUs()) + 1e6); // takes the one unit
-    const refused = (await lean(keys, (await serverUs()) + 1e6)) as unknown[];
-    expect(Number(refused[0])).toBeGreaterThan(0); // refused: a wait
-    expect(await raw.exists('lean-full:{u}:log:call:a')).toBe(0);
-    expect(await raw.exists('lean-full:{u}:log:call:0')).toBe(1);
-  });
-
-  it('the lean script: writes nothing when the first run never took effect and the deadline has passed', async () => {
-    const keys = ['lean-late2:{u}:log', 'lean-late2:{u}:log:call:a'];
-    const late = (await lean(keys, (await serverUs()) - 1)) as unknown[];
-    expect(late).toHaveLength(2);
-    expect(late[0]).toBe(-1);
-    expect(await raw.exists('lean-late2:{u}:log', 'lean-late2:{u}:log:call:a')).toBe(0);
   });
 });

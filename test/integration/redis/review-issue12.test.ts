@@ -21,7 +21,7 @@ import {
   RedisSlidingWindowLog,
   type RedisStrategyOptions,
 } from '../../../src/redis/index.js';
-import { LEAN_SCRIPT } from '../../../src/redis/lean-script.js';
+import { DECIDE_SCRIPT } from '../../../src/redis/script.js';
 import type { RedisStrategy } from '../../../src/redis/redis-strategy.js';
 import { FAULT_CLIENTS } from '../../support/fault-clients.js';
 import { CLIENTS, RedisServer, type TestClient } from '../../support/redis-server.js';
@@ -109,7 +109,7 @@ describe.each(FAULT_CLIENTS)('with %s: a member timed out while its batch waits 
     await raw.ready();
     await own.ready();
     try {
-      await raw.command('SCRIPT', 'LOAD', LEAN_SCRIPT);
+      await raw.command('SCRIPT', 'LOAD', DECIDE_SCRIPT);
       const adapter = recordingAdapter(own.client);
       const prefix = `review-handshake:${_name}:`;
       const quota: Quota = { threshold: 3, windowMs: 60_000, windowSeconds: 60 };
@@ -156,12 +156,11 @@ describe.each(FAULT_CLIENTS)('with %s: a member timed out while its batch waits 
   });
 });
 
-// 3. A batch carries its earliest member's deadline: a decision issued just now, batched behind
-//    one that queued for almost the whole timeout, is reported timed out with the old one (its
-//    own timeout far from passed), and nothing is decided for it. (Documented under batchSize as
-//    "may be reported timed out up to the time it queued before its own timeout"; issue 12 asks
-//    for failures isolated per decision.) Fake timers fake `performance` too, so that the
-//    deadlines (derived from performance.now() and the learnt offset) follow the fake clock.
+// 3. A decision issued just now, queued behind one that waited for almost the whole timeout, is
+//    decided on its own deadline; the old one, which the server could no longer start in time,
+//    fails without being sent (issue 21: a decision that cannot be sent before its deadline is
+//    not sent). Fake timers fake `performance` too, so that the deadlines (derived from
+//    performance.now() and the learnt offset) follow the fake clock.
 describe.each(FAULT_CLIENTS)('with %s: a fresh decision batched behind one that queued for most of the timeout', (_name, connect) => {
   it('is decided (its own timeout has not passed)', async () => {
     const raw = connect(server.port);
@@ -193,13 +192,16 @@ describe.each(FAULT_CLIENTS)('with %s: a fresh decision batched behind one that 
       await raw.command('CLIENT', 'UNPAUSE');
       expect(await c1).toMatchObject({ r: { allowed: true } });
       expect(await c2).toMatchObject({ r: { allowed: true } });
-      // [old, fresh] goes as one batch with old's deadline, already past on the server.
+      // When the calls in flight return, old's deadline (less the reply's allowance) has passed:
+      // it fails unsent; fresh goes alone, on its own deadline.
       const outcome = await fresh;
-      await old;
+      const oldOutcome = await old;
       vi.useRealTimers();
       const last = adapter.decidingCalls().at(-1);
-      expect(last?.keys.filter((k) => !k.includes(':call:'))).toEqual([`${prefix}{old}:log`, `${prefix}{fresh}:log`]);
+      expect(last?.keys.filter((k) => !k.includes(':call:'))).toEqual([`${prefix}{fresh}:log`]);
       expect(outcome).toMatchObject({ r: { allowed: true } });
+      expect(oldOutcome).toEqual({ error: expect.any(RateWardenRedisTimeoutError) });
+      expect(await raw.command('EXISTS', `${prefix}{old}:log`)).toBe(0);
     } finally {
       vi.useRealTimers();
       await raw.command('CLIENT', 'UNPAUSE');

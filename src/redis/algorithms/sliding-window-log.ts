@@ -1,0 +1,141 @@
+/**
+ * The sliding-window log on Redis, as the decision protocol sees it ({@link RedisAlgorithm}): its
+ * Lua fragment (the in-memory `SlidingWindowLog`'s decisions on a sorted set, on the same grid),
+ * its key suffix, its reply's state (ticks until the window is clear), and its block-cache rule.
+ *
+ * @module
+ */
+import { outcome } from '../../result.js';
+import type { Quota } from '../../quota.js';
+import { SlidingWindowLog } from '../../strategies/sliding-window-log.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../../time.js';
+import type { RedisAlgorithm } from '../algorithm.js';
+
+/** What the block cache keeps of a log's refusal. */
+interface LogMemo {
+  /** The refused cost: the only cost answered. */
+  readonly cost: number;
+  /** Remaining as refused (0 when more were live than the threshold). */
+  readonly remaining: number;
+  /** Ticks from the refusal's time until the window is clear. */
+  readonly resetTicks: number;
+  /** Ticks from the refusal's time until the refused request fits. */
+  readonly waitTicks: number;
+}
+
+/**
+ * @internal The sliding-window log: one sorted set per key, one member per allowed unit scored by
+ * its time in ticks of 2^-10 ms; members are `<time>-<n>`, `n` (six digits, so that they sort by
+ * `n`) counting the members already at that time, unique even when requests share a tick. An
+ * entry `t` has expired when `now − t >= window`. Entries more than a window ahead of the time
+ * given were written under a clock that was ahead (a failover) and do not count (a recording
+ * decision drops them). The reply's state is the ticks until the window is clear (before the
+ * request, or after it when recorded: one window).
+ */
+export const SLIDING_WINDOW_LOG_ON_REDIS: RedisAlgorithm = {
+  id: 'l',
+  suffix: ':log',
+  membersPerUnit: 1,
+  leftMayBeNegative: true,
+  lua: `
+A.l = {
+  check = function(key, threshold, window_ms, cost, given)
+    local window = window_ms * 1024
+    local now = given
+    local hi = '+inf'
+    local ahead = false
+    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    local newest = nil
+    if last[2] then
+      newest = tonumber(last[2])
+      if newest - now > window then
+        -- Entries more than a window ahead: only those at or before now count.
+        ahead = true
+        hi = fmt(now)
+        last = redis.call('ZREVRANGEBYSCORE', key, hi, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+        newest = nil
+        if last[2] then newest = tonumber(last[2]) end
+      end
+    end
+    local live = 0
+    local lo = nil
+    local state = 0
+    if newest then
+      -- A clock behind the newest entry counts as at it (as in memory).
+      if now < newest then now = newest end
+      lo = '(' .. fmt(now - window)
+      live = redis.call('ZCOUNT', key, lo, hi)
+      if live > 0 then state = window - (now - newest) end
+    end
+    local wait = 0
+    if cost > threshold then
+      wait = -1
+    elseif cost > threshold - live then
+      -- The request fits once the k + 1 oldest live entries have expired.
+      local kth = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES', 'LIMIT', live + cost - threshold - 1, 1)
+      wait = window - (now - tonumber(kth[2]))
+    end
+    -- left: threshold - live, below 0 when more are live than the threshold (a lowered limit).
+    return { wait = wait, left = threshold - live, state = state, shift = now - given,
+      key = key, now = now, window = window, newest = newest, last = last, ahead = ahead, cost = cost }
+  end,
+  commit = function(p)
+    local key, now, cost = p.key, p.now, p.cost
+    if p.ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
+    if p.newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - p.window)) end
+    local seq = 0
+    if p.newest == now then seq = tonumber(string.sub(p.last[1], -6)) + 1 end
+    local done = 0
+    while done < cost do
+      local batch = {}
+      local m = math.min(cost - done, 1000)
+      for j = 1, m do
+        batch[2 * j - 1] = now
+        batch[2 * j] = string.format('%.0f-%06d', now, seq + done + j - 1)
+      end
+      redis.call('ZADD', key, unpack(batch))
+      done = done + m
+    end
+    redis.call('PEXPIRE', key, expiry(math.ceil((p.window + p.shift) / 1024)))
+    p.left = p.left - cost
+    p.state = p.window
+  end,
+  tidy = function(p)
+    if p.ahead then redis.call('ZREMRANGEBYSCORE', p.key, '(' .. fmt(p.now), '+inf') end
+    if p.newest then
+      -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
+      redis.call('ZREMRANGEBYSCORE', p.key, '-inf', fmt(p.now - p.window))
+      -- The key must live until its entries expire under this limit (a longer window than when
+      -- they were written: a tier change).
+      if p.state > 0 then
+        redis.call('PEXPIRE', p.key, expiry(math.ceil((p.state + p.shift) / 1024)), 'GT')
+      end
+    end
+  end,
+}
+`,
+  resetMs(state: number): number {
+    return state / TICKS_PER_MS;
+  },
+  createLocal: () => new SlidingWindowLog(),
+  block: {
+    remember(_atMs, cost, _quota, waitTicks, left, state): LogMemo | undefined {
+      // Only when the refused request waits for the oldest live entry (live + cost = threshold +
+      // 1, `left` being threshold − live), so that no entry expires during the block (a decision
+      // in Redis would drop it, and a later longer window would then not count it).
+      if (cost !== left + 1) return undefined;
+      return { cost, remaining: left < 0 ? 0 : left, resetTicks: state, waitTicks };
+    },
+    answer(memo, atMs, reading, cost, quota: Quota, limiterTime) {
+      const m = memo as LogMemo;
+      if (cost !== m.cost) return undefined;
+      const grid = onGrid(reading);
+      const elapsedTicks = (grid - atMs) * TICKS_PER_MS;
+      const waitMs = (m.waitTicks - elapsedTicks) / TICKS_PER_MS;
+      const retryAfter = limiterTime
+        ? retryAfterSeconds(reading, grid, waitMs, quota.windowSeconds)
+        : retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
+      return outcome(false, m.remaining, retryAfter, quota.threshold, (m.resetTicks - elapsedTicks) / TICKS_PER_MS);
+    },
+  },
+};
