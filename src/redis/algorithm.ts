@@ -49,19 +49,21 @@ export interface BlockRule {
 /**
  * @internal One rate-limiting algorithm on Redis, as the decision protocol sees it.
  *
- * **Its Lua fragment** defines `A.<id> = { check = …, commit = …, tidy = … }` in the one script:
- * - `check(key, threshold, window_ms, cost, given)` reads the key (no write) and returns
- *   a table with `wait` (ticks of 2^-10 ms: `0` allowed, positive refused, `-1` never: cost above
- *   the threshold), `left` (remaining before the request), `state` (see {@link resetMs}) and
- *   `shift` (ticks the time decided at is after `given`, when the key's state was ahead), plus
- *   whatever `commit` and `tidy` need;
- * - `commit(p)` records the checked request (every check of its unit allowed) and sets `p.left`
- *   and `p.state` to their values after recording;
- * - `tidy(p)` does what a recording decision does to the key when its unit is refused (drop what
- *   has expired, convert a changed limit, keep the key alive for a longer window).
- * Every write sets the key's expiry; a check never writes, so a unit that fails in Redis writes
- * nothing. The fragment may use the script's helpers `fmt(x)` (an integer as text), `expiry(px)`
- * (at least the shortest expiry), `repay(need, rate)` (whole ticks to repay a debt).
+ * **Its Lua fragment** defines three local functions, named after its `id` (`g_check`, …):
+ * - `<id>_check(key, threshold, window_ms, cost, given)` reads the key (no write) and returns
+ *   `wait` (ticks of 2^-10 ms: `0` allowed, positive refused, `-1` never: cost above the
+ *   threshold), `left` (remaining before the request), `state` (see {@link resetMs}) and `shift`
+ *   (ticks the time decided at is after `given`, when the key's state was ahead), then at most
+ *   seven more values of its own, which the other two receive;
+ * - `<id>_commit(left, state, shift, …)` records the checked request (every check of its unit
+ *   allowed) and returns `left` and `state` after recording;
+ * - `<id>_tidy(left, state, shift, …)` does what a recording decision does to the key when its
+ *   unit is refused (drop what has expired, convert a changed limit, keep the key alive for a
+ *   longer window).
+ * Values, not tables: a decision allocates nothing in Lua but its reply. Every write sets the
+ * key's expiry; a check never writes, so a unit that fails in Redis writes nothing. The fragment
+ * may use the script's helpers `fmt(x)` (an integer as text), `expiry(px)` (at least the
+ * shortest expiry), `repay(need, rate)` (whole ticks to repay a debt).
  */
 export interface RedisAlgorithm {
   /** Its name in the script's arguments: one lower-case letter. */

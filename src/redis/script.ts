@@ -47,7 +47,6 @@ local function repay(need, rate)
   if m * rate < need then m = m + 1 elseif (m - 1) * rate >= need then m = m - 1 end
   return m
 end
-local A = {}
 `;
 
 /** The frame after the fragments: the units, each all or nothing, then the reply. */
@@ -58,33 +57,53 @@ if own_time then stride = 5 end
 local out = {}
 local recorded = false
 -- One unit: its entries checked (reads only), then all recorded if every one allows and the
--- unit records, else tidied; values after recording, or as checked.
+-- unit records, else tidied; values after recording, or as checked. (A single entry, the
+-- common case, keeps its values in locals.)
 local function unit(k0, a0, count, record)
+  if count == 1 then
+    local check, commit, tidy = algorithm(ARGV[a0])
+    local given = server_ticks
+    if own_time then given = tonumber(ARGV[a0 + 4]) end
+    local w, l, s, sh, e1, e2, e3, e4, e5, e6, e7 = check(KEYS[k0 + 1], tonumber(ARGV[a0 + 1]), tonumber(ARGV[a0 + 2]), tonumber(ARGV[a0 + 3]), given)
+    if record then
+      if w == 0 then
+        l, s = commit(l, s, sh, e1, e2, e3, e4, e5, e6, e7)
+        recorded = true
+      else
+        tidy(l, s, sh, e1, e2, e3, e4, e5, e6, e7)
+      end
+    end
+    local o = k0 * 4
+    out[o + 1] = w
+    out[o + 2] = l
+    out[o + 3] = s
+    out[o + 4] = sh
+    return
+  end
   local plans = {}
   local all = true
   for j = 1, count do
     local b = a0 + (j - 1) * stride
     local given = server_ticks
     if own_time then given = tonumber(ARGV[b + 4]) end
-    local p = A[ARGV[b]].check(KEYS[k0 + j], tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), given)
+    local check = algorithm(ARGV[b])
+    local p = { check(KEYS[k0 + j], tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), given) }
     plans[j] = p
-    if p.wait ~= 0 then all = false end
-  end
-  if record then
-    for j = 1, count do
-      local alg = A[ARGV[a0 + (j - 1) * stride]]
-      if all then alg.commit(plans[j]) else alg.tidy(plans[j]) end
-    end
-    if all then recorded = true end
+    if p[1] ~= 0 then all = false end
   end
   for j = 1, count do
     local p = plans[j]
+    if record then
+      local _, commit, tidy = algorithm(ARGV[a0 + (j - 1) * stride])
+      if all then p[2], p[3] = commit(unpack(p, 2, 11)) else tidy(unpack(p, 2, 11)) end
+    end
     local o = (k0 + j - 1) * 4
-    out[o + 1] = p.wait
-    out[o + 2] = p.left
-    out[o + 3] = p.state
-    out[o + 4] = p.shift
+    out[o + 1] = p[1]
+    out[o + 2] = p[2]
+    out[o + 3] = p[3]
+    out[o + 4] = p[4]
   end
+  if record and all then recorded = true end
 end
 local a = 5
 local k = 0
@@ -100,9 +119,9 @@ while k < n do
     local ok, err = pcall(unit, k, a + 3, count, ARGV[a + 1] == '1')
     if not ok then
       if type(err) == 'table' then err = err.err end
-      status = -2
       -- A unit's checks only read, and Redis does not stop a script that has written: a unit
       -- that fails in Redis (WRONGTYPE) has written nothing.
+      status = -2
       status_text = tostring(err)
     end
   end
@@ -128,6 +147,12 @@ end
 out[n * 4 + 1] = server_us
 return out
 `;
+
+/** The dispatch from an algorithm's id to its functions, after the fragments. */
+const DISPATCH =
+  '\nlocal function algorithm(id)\n' +
+  ALGORITHMS.map((a) => `  if id == '${a.id}' then return ${a.id}_check, ${a.id}_commit, ${a.id}_tidy end\n`).join('') +
+  "  error('unknown algorithm ' .. tostring(id))\nend\n";
 
 /**
  * The Lua script of every Redis decision: one or more **units** per `EVALSHA`, each decided all
@@ -177,7 +202,7 @@ return out
  * passed to `redis.call` exactly). Every write sets the key's expiry to when its state is clear,
  * so idle keys vanish without a sweep (`PEXPIRE … GT` needs Redis 7.0 or later).
  */
-export const DECIDE_SCRIPT = HEAD + ALGORITHMS.map((a) => a.lua).join('') + TAIL;
+export const DECIDE_SCRIPT = HEAD + ALGORITHMS.map((a) => a.lua).join('') + DISPATCH + TAIL;
 
 /** The SHA-1 of {@link DECIDE_SCRIPT}, as `EVALSHA` expects it. */
 export const DECIDE_SHA = createHash('sha1').update(DECIDE_SCRIPT).digest('hex');

@@ -31,53 +31,49 @@ export const GCRA_ON_REDIS: RedisAlgorithm = {
   membersPerUnit: 0,
   leftMayBeNegative: false,
   lua: `
-local function gcra_set(p, debt)
-  redis.call('SET', p.key, struct.pack('<dddd', p.now, debt, p.threshold, p.window_ms), 'PX', expiry(math.ceil((debt / p.threshold + p.shift) / 1024)))
-end
-A.g = {
-  check = function(key, threshold, window_ms, cost, given)
-    local window = window_ms * 1024
-    local span = threshold * window
-    local now = given
-    local debt = 0
-    local changed = false
-    local raw = redis.call('GET', key)
-    if raw then
-      local at, d, ot, ow = struct.unpack('<dddd', raw)
-      if at - now <= ow * 1024 then
-        -- A clock behind the last decision counts as at it (as in memory).
-        if now < at then now = at end
-        local elapsed = now - at
-        if elapsed < ow * 1024 then
-          debt = d - elapsed * ot
-          if debt < 0 then debt = 0 end
-        end
-        if ot ~= threshold or ow ~= window_ms then
-          -- The key's limit changed (a tier): the debt keeps its share of the window.
-          debt = math.ceil(debt / (ot * 1024 * ow) * span)
-          if debt > span then debt = span end
-          changed = true
-        end
+local function g_check(key, threshold, window_ms, cost, given)
+  local window = window_ms * 1024
+  local span = threshold * window
+  local now = given
+  local debt = 0
+  local changed = false
+  local raw = redis.call('GET', key)
+  if raw then
+    local at, d, ot, ow = struct.unpack('<dddd', raw)
+    if at - now <= ow * 1024 then
+      -- A clock behind the last decision counts as at it (as in memory).
+      if now < at then now = at end
+      local elapsed = now - at
+      if elapsed < ow * 1024 then
+        debt = d - elapsed * ot
+        if debt < 0 then debt = 0 end
+      end
+      if ot ~= threshold or ow ~= window_ms then
+        -- The key's limit changed (a tier): the debt keeps its share of the window.
+        debt = math.ceil(debt / (ot * 1024 * ow) * span)
+        if debt > span then debt = span end
+        changed = true
       end
     end
-    local needed = debt + cost * window
-    local wait = 0
-    if cost > threshold then wait = -1 elseif needed > span then wait = repay(needed - span, threshold) end
-    return { wait = wait, left = math.floor((span - debt) / window), state = debt, shift = now - given,
-      key = key, now = now, threshold = threshold, window_ms = window_ms, window = window, span = span,
-      needed = needed, changed = changed }
-  end,
-  commit = function(p)
-    gcra_set(p, p.needed)
-    p.left = math.floor((p.span - p.needed) / p.window)
-    p.state = p.needed
-  end,
-  tidy = function(p)
-    -- A decision (not a peek) under a changed limit: the new limit applies from now on,
-    -- whatever the outcome (as in memory), so that a refusal's wait holds.
-    if p.changed then gcra_set(p, p.state) end
-  end,
-}
+  end
+  local needed = debt + cost * window
+  local wait = 0
+  if cost > threshold then wait = -1 elseif needed > span then wait = repay(needed - span, threshold) end
+  return wait, math.floor((span - debt) / window), debt, now - given, key, now, threshold, window_ms, needed, changed
+end
+local function g_set(shift, key, now, threshold, window_ms, debt)
+  redis.call('SET', key, struct.pack('<dddd', now, debt, threshold, window_ms), 'PX', expiry(math.ceil((debt / threshold + shift) / 1024)))
+end
+local function g_commit(left, state, shift, key, now, threshold, window_ms, needed)
+  g_set(shift, key, now, threshold, window_ms, needed)
+  local window = window_ms * 1024
+  return math.floor((threshold * window - needed) / window), needed
+end
+local function g_tidy(left, state, shift, key, now, threshold, window_ms, needed, changed)
+  -- A decision (not a peek) under a changed limit: the new limit applies from now on,
+  -- whatever the outcome (as in memory), so that a refusal's wait holds.
+  if changed then g_set(shift, key, now, threshold, window_ms, state) end
+end
 `,
   resetMs(state: number, quota: Quota): number {
     return state / quota.threshold / TICKS_PER_MS;

@@ -38,81 +38,75 @@ export const SLIDING_WINDOW_LOG_ON_REDIS: RedisAlgorithm = {
   membersPerUnit: 1,
   leftMayBeNegative: true,
   lua: `
-A.l = {
-  check = function(key, threshold, window_ms, cost, given)
-    local window = window_ms * 1024
-    local now = given
-    local hi = '+inf'
-    local ahead = false
-    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    local newest = nil
-    if last[2] then
-      newest = tonumber(last[2])
-      if newest - now > window then
-        -- Entries more than a window ahead: only those at or before now count.
-        ahead = true
-        hi = fmt(now)
-        last = redis.call('ZREVRANGEBYSCORE', key, hi, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-        newest = nil
-        if last[2] then newest = tonumber(last[2]) end
-      end
+local function l_check(key, threshold, window_ms, cost, given)
+  local window = window_ms * 1024
+  local now = given
+  local hi = '+inf'
+  local ahead = false
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local newest = nil
+  if last[2] then
+    newest = tonumber(last[2])
+    if newest - now > window then
+      -- Entries more than a window ahead: only those at or before now count.
+      ahead = true
+      hi = fmt(now)
+      last = redis.call('ZREVRANGEBYSCORE', key, hi, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      newest = nil
+      if last[2] then newest = tonumber(last[2]) end
     end
-    local live = 0
-    local lo = nil
-    local state = 0
-    if newest then
-      -- A clock behind the newest entry counts as at it (as in memory).
-      if now < newest then now = newest end
-      lo = '(' .. fmt(now - window)
-      live = redis.call('ZCOUNT', key, lo, hi)
-      if live > 0 then state = window - (now - newest) end
+  end
+  local live = 0
+  local lo = nil
+  local state = 0
+  if newest then
+    -- A clock behind the newest entry counts as at it (as in memory).
+    if now < newest then now = newest end
+    lo = '(' .. fmt(now - window)
+    live = redis.call('ZCOUNT', key, lo, hi)
+    if live > 0 then state = window - (now - newest) end
+  end
+  local wait = 0
+  if cost > threshold then
+    wait = -1
+  elseif cost > threshold - live then
+    -- The request fits once the k + 1 oldest live entries have expired.
+    local kth = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES', 'LIMIT', live + cost - threshold - 1, 1)
+    wait = window - (now - tonumber(kth[2]))
+  end
+  -- left: threshold - live, below 0 when more are live than the threshold (a lowered limit).
+  return wait, threshold - live, state, now - given, key, now, window, newest, last[1], ahead, cost
+end
+local function l_commit(left, state, shift, key, now, window, newest, member, ahead, cost)
+  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
+  if newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
+  -- The newest member carries the last n used at its time.
+  local seq = 0
+  if newest == now then seq = tonumber(string.sub(member, -6)) + 1 end
+  local done = 0
+  while done < cost do
+    local batch = {}
+    local m = math.min(cost - done, 1000)
+    for j = 1, m do
+      batch[2 * j - 1] = now
+      batch[2 * j] = string.format('%.0f-%06d', now, seq + done + j - 1)
     end
-    local wait = 0
-    if cost > threshold then
-      wait = -1
-    elseif cost > threshold - live then
-      -- The request fits once the k + 1 oldest live entries have expired.
-      local kth = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES', 'LIMIT', live + cost - threshold - 1, 1)
-      wait = window - (now - tonumber(kth[2]))
-    end
-    -- left: threshold - live, below 0 when more are live than the threshold (a lowered limit).
-    return { wait = wait, left = threshold - live, state = state, shift = now - given,
-      key = key, now = now, window = window, newest = newest, last = last, ahead = ahead, cost = cost }
-  end,
-  commit = function(p)
-    local key, now, cost = p.key, p.now, p.cost
-    if p.ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
-    if p.newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - p.window)) end
-    local seq = 0
-    if p.newest == now then seq = tonumber(string.sub(p.last[1], -6)) + 1 end
-    local done = 0
-    while done < cost do
-      local batch = {}
-      local m = math.min(cost - done, 1000)
-      for j = 1, m do
-        batch[2 * j - 1] = now
-        batch[2 * j] = string.format('%.0f-%06d', now, seq + done + j - 1)
-      end
-      redis.call('ZADD', key, unpack(batch))
-      done = done + m
-    end
-    redis.call('PEXPIRE', key, expiry(math.ceil((p.window + p.shift) / 1024)))
-    p.left = p.left - cost
-    p.state = p.window
-  end,
-  tidy = function(p)
-    if p.ahead then redis.call('ZREMRANGEBYSCORE', p.key, '(' .. fmt(p.now), '+inf') end
-    if p.newest then
-      -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
-      redis.call('ZREMRANGEBYSCORE', p.key, '-inf', fmt(p.now - p.window))
-      -- The key must live until its entries expire under this limit (a longer window than when
-      -- they were written: a tier change).
-      if p.state > 0 then
-        redis.call('PEXPIRE', p.key, expiry(math.ceil((p.state + p.shift) / 1024)), 'GT')
-      end
-    end
-  end,
-}
+    redis.call('ZADD', key, unpack(batch))
+    done = done + m
+  end
+  redis.call('PEXPIRE', key, expiry(math.ceil((window + shift) / 1024)))
+  return left - cost, window
+end
+local function l_tidy(left, state, shift, key, now, window, newest, member, ahead)
+  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
+  if newest then
+    -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
+    -- The key must live until its entries expire under this limit (a longer window than when
+    -- they were written: a tier change).
+    if state > 0 then redis.call('PEXPIRE', key, expiry(math.ceil((state + shift) / 1024)), 'GT') end
+  end
+end
 `,
   resetMs(state: number): number {
     return state / TICKS_PER_MS;
