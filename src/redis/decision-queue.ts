@@ -37,7 +37,7 @@ import { MAX_TIMER_MS, unref } from '../timers.js';
 import type { BlockCache } from './block-cache.js';
 import { PER_ENTRY, WAIT_COMMAND_ERROR, WAIT_PAST_DEADLINE, describeReply, entryResult, layCall, toNumber, type Entry } from './protocol.js';
 import { notifyError, type RedisLimit } from './redis-limit.js';
-import type { ServerLink } from './server-link.js';
+import { perLink, type ServerLink } from './server-link.js';
 
 /**
  * How many calls of one slot may be outstanding at once: two, so that Redis decides one batch
@@ -133,12 +133,7 @@ const queues = new WeakMap<ServerLink, DecisionQueue>();
 
 /** @internal The decision queue of the strategies on `link`'s client and time mode. */
 export function queueFor(link: ServerLink): DecisionQueue {
-  let queue = queues.get(link);
-  if (queue === undefined) {
-    queue = new DecisionQueue(link);
-    queues.set(link, queue);
-  }
-  return queue;
+  return perLink(queues, link, (l) => new DecisionQueue(l));
 }
 
 /** @internal See the module description. */
@@ -171,24 +166,7 @@ export class DecisionQueue {
     if (feeds) cache.begin(key);
     const algorithm = limit.algorithm;
     const entry: QueuedEntry = { algorithm, redisKey: limit.redisKey(key), nowMs, cost, quota, limit, key };
-    return new Promise<RateLimitResult>((resolve, reject) => {
-      this.#submit({
-        entries: [entry],
-        record,
-        group: false,
-        cache: feeds ? cache : undefined,
-        timeoutMs: limit.timeoutSeconds * 1000,
-        batchSize: limit.batchSize,
-        members: record ? algorithm.membersPerUnit * cost : 0,
-        startMs: performance.now(),
-        deadlineMs: Infinity,
-        deadlineUs: undefined,
-        state: QUEUED,
-        bucket: undefined,
-        resolve,
-        reject,
-      });
-    });
+    return this.#unit([entry], record, false, feeds ? cache : undefined, limit.timeoutSeconds, limit.batchSize, record ? algorithm.membersPerUnit * cost : 0);
   }
 
   /**
@@ -205,12 +183,25 @@ export class DecisionQueue {
       if (e.limit.batchSize < batchSize) batchSize = e.limit.batchSize;
       if (record) members += e.algorithm.membersPerUnit * e.cost;
     }
-    return new Promise<RateLimitResult[]>((resolve, reject) => {
+    return this.#unit(entries, record, true, undefined, timeoutSeconds, batchSize, members);
+  }
+
+  /** A new unit, submitted: its promise settles with its result (single) or results (group). */
+  #unit<T>(
+    entries: readonly QueuedEntry[],
+    record: boolean,
+    group: boolean,
+    cache: BlockCache | undefined,
+    timeoutSeconds: number,
+    batchSize: number,
+    members: number,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       this.#submit({
         entries,
         record,
-        group: true,
-        cache: undefined,
+        group,
+        cache,
         timeoutMs: timeoutSeconds * 1000,
         batchSize,
         members,

@@ -12,19 +12,14 @@ import type { BatchRequest, StoreBatch } from '../store.js';
 import { queueFor, type DecisionQueue, type QueuedEntry } from './decision-queue.js';
 import { hashTag } from './keys.js';
 import { redisLimitOf } from './redis-limit.js';
-import type { ServerLink } from './server-link.js';
+import { perLink, type ServerLink } from './server-link.js';
 
 /** Group batches, by link: strategies on one client and time mode share one. */
 const batches = new WeakMap<ServerLink, RedisBatch>();
 
 /** @internal The group batch of the strategies on `link`'s client and time mode. */
 export function batchFor(link: ServerLink): RedisBatch {
-  let batch = batches.get(link);
-  if (batch === undefined) {
-    batch = new RedisBatch(link);
-    batches.set(link, batch);
-  }
-  return batch;
+  return perLink(batches, link, (l) => new RedisBatch(l));
 }
 
 /**

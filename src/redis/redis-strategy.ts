@@ -269,22 +269,22 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
    * from the block cache ({@link RedisStrategyOptions.blockCacheSize}).
    */
   consume(key: string, nowMs: number, cost: number, quota: Quota): Promise<RateLimitResult> {
-    const cache = this.#cache;
-    if (cache !== undefined && cache.size > 0) {
-      const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
-      if (cached !== undefined) return Promise.resolve(cached);
-    }
-    return this.#queue.single(this.#limit, cache, key, nowMs, cost, quota, true);
+    return this.#decide(key, nowMs, cost, quota, true);
   }
 
   /** The result a request of `cost` units would get now; records nothing. */
   peek(key: string, nowMs: number, cost: number, quota: Quota): Promise<RateLimitResult> {
+    return this.#decide(key, nowMs, cost, quota, false);
+  }
+
+  /** The block cache's answer if it has one, else Redis's (recording when `record` and allowed). */
+  #decide(key: string, nowMs: number, cost: number, quota: Quota, record: boolean): Promise<RateLimitResult> {
     const cache = this.#cache;
     if (cache !== undefined && cache.size > 0) {
       const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
       if (cached !== undefined) return Promise.resolve(cached);
     }
-    return this.#queue.single(this.#limit, cache, key, nowMs, cost, quota, false);
+    return this.#queue.single(this.#limit, cache, key, nowMs, cost, quota, record);
   }
 
   /**

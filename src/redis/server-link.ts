@@ -33,6 +33,19 @@ export function linkFor(adapter: RedisAdapter, time: 'redis' | 'limiter'): Serve
   return (shared[time] ??= new ServerLink(adapter, time));
 }
 
+/**
+ * @internal The object `registry` keeps for `link`, made by `make` the first time: what is
+ * shared by every strategy on one client and time mode (the decision queue, the group batch).
+ */
+export function perLink<T>(registry: WeakMap<ServerLink, T>, link: ServerLink, make: (link: ServerLink) => T): T {
+  let made = registry.get(link);
+  if (made === undefined) {
+    made = make(link);
+    registry.set(link, made);
+  }
+  return made;
+}
+
 /** @internal See the module description. */
 export class ServerLink {
   readonly adapter: RedisAdapter;
