@@ -49,7 +49,8 @@ export interface BlockRule {
 /**
  * @internal One rate-limiting algorithm on Redis, as the decision protocol sees it.
  *
- * **Its Lua fragment** defines three local functions, named after its `id` (`g_check`, …):
+ * **Its Lua fragment** assigns three functions to the locals named after its `id` (`g_check`,
+ * …; the script declares them, and runs the fragment only when the call uses the algorithm):
  * - `<id>_check(key, threshold, window_ms, cost, given)` reads the key (no write) and returns
  *   `wait` (ticks of 2^-10 ms: `0` allowed, positive refused, `-1` never: cost above the
  *   threshold), `left` (remaining before the request), `state` (see {@link resetMs}) and `shift`
@@ -61,9 +62,8 @@ export interface BlockRule {
  *   unit is refused (drop what has expired, convert a changed limit, keep the key alive for a
  *   longer window).
  * Values, not tables: a decision allocates nothing in Lua but its reply. Every write sets the
- * key's expiry; a check never writes, so a unit that fails in Redis writes nothing. The fragment
- * may use the script's helpers `fmt(x)` (an integer as text), `expiry(px)` (at least the
- * shortest expiry), `repay(need, rate)` (whole ticks to repay a debt).
+ * key's expiry, at least `min_px` (the script's shortest expiry, ms); a check never writes, so a
+ * unit that fails in Redis writes nothing. Helpers of its own are locals of the fragment.
  */
 export interface RedisAlgorithm {
   /** Its name in the script's arguments: one lower-case letter. */

@@ -39,21 +39,13 @@ end
 if ARGV[4] ~= '' and server_us > tonumber(ARGV[4]) then return { -1, server_us } end
 local server_ticks = math.floor(server_us * 1024 / 1000)
 local min_px = tonumber(ARGV[3])
-local function fmt(x) return string.format('%.0f', x) end
-local function expiry(px) if px < min_px then return min_px end return px end
--- Ticks until a debt of need units is repaid at rate units per tick, exactly.
-local function repay(need, rate)
-  local m = math.ceil(need / rate)
-  if m * rate < need then m = m + 1 elseif (m - 1) * rate >= need then m = m - 1 end
-  return m
-end
+local own_time = ARGV[2] == 'm'
+local stride = 4
+if own_time then stride = 5 end
 `;
 
 /** The frame after the fragments: the units, each all or nothing, then the reply. */
 const TAIL = `
-local own_time = ARGV[2] == 'm'
-local stride = 4
-if own_time then stride = 5 end
 local out = {}
 local recorded = false
 -- One unit: its entries checked (reads only), then all recorded if every one allows and the
@@ -148,9 +140,25 @@ out[n * 4 + 1] = server_us
 return out
 `;
 
-/** The dispatch from an algorithm's id to its functions, after the fragments. */
-const DISPATCH =
-  '\nlocal function algorithm(id)\n' +
+/**
+ * The algorithms' functions, defined only for the algorithms the call uses (a closure costs
+ * Redis time at every call), then the dispatch from an id to them.
+ */
+const ALGORITHM_FUNCTIONS =
+  ALGORITHMS.map((a) => `local uses_${a.id}, ${a.id}_check, ${a.id}_commit, ${a.id}_tidy = false\n`).join('') +
+  `do
+  local a = 5
+  while a <= #ARGV do
+    local count = tonumber(ARGV[a])
+    for j = 0, count - 1 do
+      local id = ARGV[a + 3 + j * stride]
+${ALGORITHMS.map((a) => `      if id == '${a.id}' then uses_${a.id} = true end\n`).join('')}    end
+    a = a + 3 + count * stride
+  end
+end
+` +
+  ALGORITHMS.map((a) => `if uses_${a.id} then\n${a.lua}end\n`).join('') +
+  'local function algorithm(id)\n' +
   ALGORITHMS.map((a) => `  if id == '${a.id}' then return ${a.id}_check, ${a.id}_commit, ${a.id}_tidy end\n`).join('') +
   "  error('unknown algorithm ' .. tostring(id))\nend\n";
 
@@ -202,7 +210,7 @@ const DISPATCH =
  * passed to `redis.call` exactly). Every write sets the key's expiry to when its state is clear,
  * so idle keys vanish without a sweep (`PEXPIRE … GT` needs Redis 7.0 or later).
  */
-export const DECIDE_SCRIPT = HEAD + ALGORITHMS.map((a) => a.lua).join('') + DISPATCH + TAIL;
+export const DECIDE_SCRIPT = HEAD + ALGORITHM_FUNCTIONS + TAIL;
 
 /** The SHA-1 of {@link DECIDE_SCRIPT}, as `EVALSHA` expects it. */
 export const DECIDE_SHA = createHash('sha1').update(DECIDE_SCRIPT).digest('hex');

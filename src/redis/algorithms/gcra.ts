@@ -31,7 +31,13 @@ export const GCRA_ON_REDIS: RedisAlgorithm = {
   membersPerUnit: 0,
   leftMayBeNegative: false,
   lua: `
-local function g_check(key, threshold, window_ms, cost, given)
+-- Ticks until a debt of need units is repaid at rate units per tick, exactly.
+local function repay(need, rate)
+  local m = math.ceil(need / rate)
+  if m * rate < need then m = m + 1 elseif (m - 1) * rate >= need then m = m - 1 end
+  return m
+end
+g_check = function(key, threshold, window_ms, cost, given)
   local window = window_ms * 1024
   local span = threshold * window
   local now = given
@@ -62,14 +68,16 @@ local function g_check(key, threshold, window_ms, cost, given)
   return wait, math.floor((span - debt) / window), debt, now - given, key, now, threshold, window_ms, needed, changed
 end
 local function g_set(shift, key, now, threshold, window_ms, debt)
-  redis.call('SET', key, struct.pack('<dddd', now, debt, threshold, window_ms), 'PX', expiry(math.ceil((debt / threshold + shift) / 1024)))
+  local px = math.ceil((debt / threshold + shift) / 1024)
+  if px < min_px then px = min_px end
+  redis.call('SET', key, struct.pack('<dddd', now, debt, threshold, window_ms), 'PX', px)
 end
-local function g_commit(left, state, shift, key, now, threshold, window_ms, needed)
+g_commit = function(left, state, shift, key, now, threshold, window_ms, needed)
   g_set(shift, key, now, threshold, window_ms, needed)
   local window = window_ms * 1024
   return math.floor((threshold * window - needed) / window), needed
 end
-local function g_tidy(left, state, shift, key, now, threshold, window_ms, needed, changed)
+g_tidy = function(left, state, shift, key, now, threshold, window_ms, needed, changed)
   -- A decision (not a peek) under a changed limit: the new limit applies from now on,
   -- whatever the outcome (as in memory), so that a refusal's wait holds.
   if changed then g_set(shift, key, now, threshold, window_ms, state) end

@@ -38,7 +38,8 @@ export const SLIDING_WINDOW_LOG_ON_REDIS: RedisAlgorithm = {
   membersPerUnit: 1,
   leftMayBeNegative: true,
   lua: `
-local function l_check(key, threshold, window_ms, cost, given)
+local function fmt(x) return string.format('%.0f', x) end
+l_check = function(key, threshold, window_ms, cost, given)
   local window = window_ms * 1024
   local now = given
   local hi = '+inf'
@@ -77,7 +78,7 @@ local function l_check(key, threshold, window_ms, cost, given)
   -- left: threshold - live, below 0 when more are live than the threshold (a lowered limit).
   return wait, threshold - live, state, now - given, key, now, window, newest, last[1], ahead, cost
 end
-local function l_commit(left, state, shift, key, now, window, newest, member, ahead, cost)
+l_commit = function(left, state, shift, key, now, window, newest, member, ahead, cost)
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
   -- The newest member carries the last n used at its time.
@@ -94,17 +95,23 @@ local function l_commit(left, state, shift, key, now, window, newest, member, ah
     redis.call('ZADD', key, unpack(batch))
     done = done + m
   end
-  redis.call('PEXPIRE', key, expiry(math.ceil((window + shift) / 1024)))
+  local px = math.ceil((window + shift) / 1024)
+  if px < min_px then px = min_px end
+  redis.call('PEXPIRE', key, px)
   return left - cost, window
 end
-local function l_tidy(left, state, shift, key, now, window, newest, member, ahead)
+l_tidy = function(left, state, shift, key, now, window, newest, member, ahead)
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then
     -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
     -- The key must live until its entries expire under this limit (a longer window than when
     -- they were written: a tier change).
-    if state > 0 then redis.call('PEXPIRE', key, expiry(math.ceil((state + shift) / 1024)), 'GT') end
+    if state > 0 then
+      local px = math.ceil((state + shift) / 1024)
+      if px < min_px then px = min_px end
+      redis.call('PEXPIRE', key, px, 'GT')
+    end
   end
 end
 `,
