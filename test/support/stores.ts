@@ -20,8 +20,14 @@ export class AwaitingCounter implements RateLimitStore {
   gate: Promise<void> | undefined;
   /** When set, consume throws (after the read, before any write) for this key. */
   failFor: string | undefined;
+  /**
+   * When set, called at the start of each consume, before its awaits: a test makes other calls
+   * there, while the caller (a group recording) awaits the store.
+   */
+  beforeConsume: ((key: string) => void) | undefined;
 
   async consume(key: string, _now: number, cost: number, quota: Quota): Promise<RateLimitResult> {
+    this.beforeConsume?.(key);
     const seen = this.counts.get(key) ?? 0;
     await roundTrip();
     if (this.gate !== undefined && key === 'blocked') await this.gate;
@@ -53,6 +59,8 @@ export class AwaitingStore<State> implements RateLimitStore {
   /** The state of each key, as the store holds it. */
   readonly states = new Map<string, State>();
   readonly #strategy: RateLimitStrategy<State>;
+  /** When set, called at the start of each consume, before its awaits (as {@link AwaitingCounter}'s). */
+  beforeConsume: ((key: string) => void) | undefined;
 
   constructor(strategy: RateLimitStrategy<State>, options: { atomic?: boolean; name?: string } = {}) {
     this.#strategy = strategy;
@@ -62,6 +70,7 @@ export class AwaitingStore<State> implements RateLimitStore {
   }
 
   async consume(key: string, now: number, cost: number, quota: Quota): Promise<RateLimitResult> {
+    this.beforeConsume?.(key);
     await roundTrip();
     const state = this.states.get(key) ?? this.#strategy.createState(quota);
     const result = this.#strategy.consume(state, now, cost, quota);
