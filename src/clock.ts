@@ -41,6 +41,15 @@ export class MonotonicClock {
   }
 
   /**
+   * The latest reading used, in milliseconds (`-Infinity` before the first): the time of a
+   * record that must come no earlier than every decision made so far, without reading the clock
+   * again (a group's in-memory record, once its stores have recorded).
+   */
+  get latest(): number {
+    return this.#latest;
+  }
+
+  /**
    * Reads the clock for a decision under a window of `windowMs` milliseconds.
    *
    * @returns the reading, or the latest reading used if this one is earlier.

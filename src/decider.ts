@@ -8,7 +8,8 @@
  * It is also the documented internal interface of a limiter for `RateLimitGroup`
  * ({@link deciderOf}): the group plans its steps with {@link Decider.quotaFor} and
  * {@link Decider.now}, locks with {@link Decider.mutex}, decides with {@link Decider.decideAt}
- * and counts with {@link Decider.observer}.
+ * (and, in memory, through {@link Decider.table}, recording a reservation at
+ * {@link Decider.latestNow}) and counts with {@link Decider.observer}.
  *
  * @module
  */
@@ -127,6 +128,14 @@ export class Decider<State> {
   /** Reads the clock for a decision under `quota` (monotonic, checked; may throw). */
   now(quota: Quota): number {
     return this.#clock.read(quota.windowMs);
+  }
+
+  /**
+   * The latest clock reading used by this limiter, in milliseconds: no earlier than any of its
+   * decisions so far (a group's in-memory record is made at it). Reads no clock; never throws.
+   */
+  latestNow(): number {
+    return this.#clock.latest;
   }
 
   /**

@@ -6,7 +6,8 @@
  * before a decision and made only once the decision allows, so that a rejected request (or a
  * rejected group, {@link KeyTable.check}) forgets no key. It also
  * decides on its keys (the in-memory half of the limiter's one core operation), since only it
- * knows whether a key is new.
+ * knows whether a key is new, and holds the reservations of groups awaiting their stores
+ * ({@link KeyTable.reserve}), which every decision on the table accounts for.
  *
  * Why one file of about 600 lines: the `maxKeys` room search (a round robin with a look-ahead,
  * and the exact wait until the soonest key clears, issue 11) reads and writes the same map, the
@@ -19,7 +20,7 @@
  */
 import { RateWardenTypeError, ErrorCode } from './errors.js';
 import type { SweepInfo } from './observer.js';
-import type { Quota } from './quota.js';
+import { sameQuota, type Quota } from './quota.js';
 import type { RateLimitResult } from './result.js';
 import type { RateLimitStrategy } from './strategy.js';
 import { onGrid, retryAfterSeconds, TICKS_PER_MS } from './time.js';
@@ -77,7 +78,7 @@ export interface TableRequest {
 export interface TableCheck {
   /** One result per request, in order. */
   readonly results: readonly RateLimitResult[];
-  /** Clear keys to forget before recording (none unless `maxKeys` is reached). */
+  /** Clear keys to forget before recording or reserving (none unless `maxKeys` is reached). */
   readonly evict: readonly string[];
   /** Entries of the eviction round robin the check looked at, passed once it records. */
   readonly looked: number;
@@ -103,6 +104,28 @@ interface ClearKeys {
 }
 
 /**
+ * A group's request reserved on one key ({@link KeyTable.reserve}): checked, to be recorded
+ * once the group's stores have recorded.
+ */
+interface Pending {
+  /** The cost reserved. */
+  readonly cost: number;
+  /**
+   * The quota it is to be recorded under: the group's, or the quota of a later decision on the
+   * key that recorded under another one (a tier change applies at once, to the pending request too).
+   */
+  quota: Quota;
+  /** Whether the key is not tracked: the reservation then holds a place of its own under `maxKeys`. */
+  slot: boolean;
+}
+
+/** @internal A reserved request once recorded ({@link KeyTable.commit}): its result and its quota. */
+export interface Committed {
+  readonly result: RateLimitResult;
+  readonly quota: Quota;
+}
+
+/**
  * @internal The per-key state of one in-memory strategy. Decisions on it are synchronous, so
  * none is ever in flight while a sweep runs.
  */
@@ -115,6 +138,15 @@ export class KeyTable<State> {
   readonly #tiered: boolean;
   readonly #maxKeys: number;
   readonly #onSweep: ((info: SweepInfo) => void) | undefined;
+  /** The requests reserved by groups awaiting their stores, by key ({@link reserve}). */
+  readonly #pending = new Map<string, Pending>();
+  /** Reserved keys not tracked: places under `maxKeys` held for them. */
+  #slots = 0;
+  /**
+   * No tiers and no reservation: a decision on a tracked key is the strategy's alone (the one
+   * field the hot path of {@link consume} reads).
+   */
+  #plain: boolean;
   /**
    * The round robin of the search for a clear key to forget (under `maxKeys`): the entries
    * already taken from {@link #evictCursor} but not yet passed by a decision ({@link #ahead}), then
@@ -149,6 +181,7 @@ export class KeyTable<State> {
     this.#strategy = strategy;
     this.#default = options.defaultQuota;
     this.#tiered = options.tiered || options.defaultQuota === undefined;
+    this.#plain = !this.#tiered;
     this.#maxKeys = options.maxKeys;
     this.#onSweep = options.onSweep;
   }
@@ -177,12 +210,14 @@ export class KeyTable<State> {
    * Decides a request of `cost` units on `key` at `now` and records it when allowed. A key seen
    * for the first time keeps its state only once a request has been allowed, so that a rejected
    * or failed first request leaves no trace; under `maxKeys` it may first forget a clear key,
-   * or be turned away.
+   * or be turned away. On a key reserved by a group ({@link reserve}), decided as if the group's
+   * request had been recorded first.
    */
   consume(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const state = this.#states.get(key);
-    // The common case, a tracked key without tiers, kept this small so that V8 inlines it.
-    if (state !== undefined && !this.#tiered) return this.#strategy.consume(state, now, cost, quota);
+    // The common case, a tracked key without tiers or reservations, kept this small so that V8
+    // inlines it.
+    if (state !== undefined && this.#plain) return this.#strategy.consume(state, now, cost, quota);
     return this.#consumeNoted(key, state, now, cost, quota);
   }
 
@@ -192,6 +227,10 @@ export class KeyTable<State> {
    * it is admitted.
    */
   #consumeNoted(key: string, state: State | undefined, now: number, cost: number, quota: Quota): RateLimitResult {
+    if (this.#pending.size !== 0) {
+      const pending = this.#pending.get(key);
+      if (pending !== undefined) return this.#consumeReserved(key, state, now, cost, quota, pending);
+    }
     if (state === undefined) return this.#admit(key, now, cost, quota);
     const result = this.#strategy.consume(state, now, cost, quota);
     if (this.#tiered) this.#noteQuota(key, quota);
@@ -201,11 +240,15 @@ export class KeyTable<State> {
   /**
    * The result a request would get now, recording nothing and forgetting no key: a new key with
    * no room under `maxKeys` gets the rejection a decision would give it, unless a clear key could
-   * be forgotten for it.
+   * be forgotten for it. On a reserved key, as if the group's request had been recorded first.
    */
   peek(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const state = this.#states.get(key);
-    if (state === undefined && this.#states.size >= this.#maxKeys) {
+    if (this.#pending.size !== 0) {
+      const pending = this.#pending.get(key);
+      if (pending !== undefined) return this.#peekReserved(state, now, cost, quota, pending);
+    }
+    if (state === undefined && this.#states.size + this.#slots >= this.#maxKeys) {
       const clear = this.#findClear(1, now, undefined);
       if (clear.keys.length === 0) return noRoom(clear, now, quota);
     }
@@ -218,17 +261,20 @@ export class KeyTable<State> {
    * more than once, on different keys). Under `maxKeys`, room is needed for **every** new key
    * among them at once: the new keys beyond the room there is (free slots, plus clear keys that
    * recording would forget, never one of the requests' own) get the rejection a decision would
-   * give them. {@link record} then records them all, with the same outcome.
+   * give them. {@link record} then records them all, with the same outcome (or {@link reserve}
+   * reserves them). A reserved key is checked as if the group's request had been recorded first,
+   * and needs no room (its place is held).
    */
   check(requests: readonly TableRequest[]): TableCheck {
     const states = this.#states;
+    const pending = this.#pending;
     let fresh = 0;
     let now = -Infinity;
     for (const request of requests) {
-      if (!states.has(request.key)) fresh++;
+      if (!states.has(request.key) && !pending.has(request.key)) fresh++;
       if (request.now > now) now = request.now;
     }
-    let room = this.#maxKeys - states.size;
+    let room = this.#maxKeys - states.size - this.#slots;
     let clear: ClearKeys = { keys: [], waitMs: Infinity, quota: undefined, looked: 0, beforeSoonest: 0 };
     if (fresh > room) {
       clear = this.#findClear(fresh - room, now, new Set(requests.map((r) => r.key)));
@@ -236,6 +282,8 @@ export class KeyTable<State> {
     }
     const results = requests.map((request) => {
       const state = states.get(request.key);
+      const reserved = pending.size === 0 ? undefined : pending.get(request.key);
+      if (reserved !== undefined) return this.#peekReserved(state, request.now, request.cost, request.quota, reserved);
       if (state === undefined) {
         if (room <= 0) return noRoom(clear, now, request.quota);
         room--;
@@ -257,10 +305,111 @@ export class KeyTable<State> {
     return requests.map((r) => this.consume(r.key, r.now, r.cost, r.quota));
   }
 
-  /** Forgets `key`; returns whether it was tracked. */
+  /**
+   * Reserves the requests of a {@link check} whose results all allowed, in the same synchronous
+   * step, for a group that records its stores before them: forgets the clear keys the check
+   * found (which changes no decision), then holds each request's cost on its key and, for a key
+   * not tracked, a place under `maxKeys`. Until {@link commit} or {@link release}, every decision
+   * on the table accounts for them: a reserved key is decided as if its request had been recorded
+   * first, is never forgotten by a sweep or to make room, and keeps its place if `forget` drops
+   * its state; a new key needs room beyond the tracked keys and the places held. So the commit
+   * allows, whatever is decided in between (with strategies that are additive and never less
+   * permissive as time passes: see `RateLimitStrategy`).
+   *
+   * The caller holds the keys' locks: one reservation per key at a time.
+   */
+  reserve(requests: readonly TableRequest[], checked: TableCheck): void {
+    for (const key of checked.evict) this.#evict(key);
+    if (checked.evict.length > 0) this.#pass(checked.looked);
+    for (const r of requests) {
+      const slot = !this.#states.has(r.key);
+      if (slot) this.#slots++;
+      this.#pending.set(r.key, { cost: r.cost, quota: r.quota, slot });
+    }
+    this.#plain = false;
+  }
+
+  /**
+   * Records the requests of a {@link reserve}, in one synchronous step, at `now` (no earlier than
+   * any decision since the reservation), each under the quota it was reserved with (or a later
+   * one: {@link Pending.quota}); each then allows. The reservation is dropped first, whole: a
+   * strategy that throws leaves none behind.
+   */
+  commit(requests: readonly TableRequest[], now: number): Committed[] {
+    const pending = requests.map((r) => this.#pending.get(r.key) as Pending);
+    this.release(requests);
+    return requests.map((r, j) => {
+      const { cost, quota } = pending[j] as Pending;
+      return { result: this.consume(r.key, now, cost, quota), quota };
+    });
+  }
+
+  /** Drops the reservation of `requests` (a store failed or refused): nothing was recorded. */
+  release(requests: readonly TableRequest[]): void {
+    for (const r of requests) {
+      const pending = this.#pending.get(r.key);
+      if (pending !== undefined) this.#unreserve(r.key, pending);
+    }
+  }
+
+  #unreserve(key: string, pending: Pending): void {
+    this.#pending.delete(key);
+    if (pending.slot) this.#slots--;
+    this.#plain = !this.#tiered && this.#pending.size === 0;
+  }
+
+  /**
+   * The result a request of `cost` on the reserved key would get if the pending request had been
+   * recorded first, at the same time ({@link reservedResult}).
+   */
+  #peekReserved(state: State | undefined, now: number, cost: number, quota: Quota, pending: Pending): RateLimitResult {
+    return reservedResult(this.#strategy.peek(state, now, cost + pending.cost, quota), cost, pending.cost, quota);
+  }
+
+  /**
+   * {@link consume} on a reserved key: allowed only if `cost` fits with the pending request
+   * counted first; a refusal records nothing (not even a tier change). When allowed under another
+   * quota than the pending request's (a tier change), the pending request is recorded under it
+   * too: it fits there, along with this one.
+   */
+  #consumeReserved(key: string, state: State | undefined, now: number, cost: number, quota: Quota, pending: Pending): RateLimitResult {
+    const strategy = this.#strategy;
+    const checked = this.#peekReserved(state, now, cost, quota, pending);
+    if (!checked.allowed) return checked;
+    if (!sameQuota(pending.quota, quota)) pending.quota = quota;
+    let result: RateLimitResult;
+    if (state === undefined) {
+      // Its place is held: no room needed.
+      const fresh = strategy.createState(quota);
+      result = strategy.consume(fresh, now, cost, quota);
+      if (!result.allowed) return result;
+      this.#states.set(key, fresh);
+      this.#appended?.push(key);
+      pending.slot = false;
+      this.#slots--;
+    } else {
+      result = strategy.consume(state, now, cost, quota);
+      if (!result.allowed) return result;
+    }
+    if (this.#tiered) this.#noteQuota(key, quota);
+    return reservedResult(result, cost, pending.cost, quota);
+  }
+
+  /**
+   * Forgets `key`; returns whether it was tracked. A reserved key keeps its place under
+   * `maxKeys` (its group records it next).
+   */
   forget(key: string): boolean {
     this.#quotas.delete(key);
-    return this.#states.delete(key);
+    const forgotten = this.#states.delete(key);
+    if (forgotten && this.#pending.size !== 0) {
+      const pending = this.#pending.get(key);
+      if (pending !== undefined) {
+        pending.slot = true;
+        this.#slots++;
+      }
+    }
+    return forgotten;
   }
 
   /**
@@ -287,10 +436,11 @@ export class KeyTable<State> {
   /**
    * The one routine that forgets a key: asks the strategy to drop what has expired at `now`,
    * under the quota last applied to the key, and forgets the key when its state is clear (its
-   * next request is then decided exactly as it would have been).
+   * next request is then decided exactly as it would have been). A reserved key is kept.
    * @returns whether the key was forgotten.
    */
   #forgetIfClear(key: string, state: State, now: number): boolean {
+    if (this.#pending.size !== 0 && this.#pending.has(key)) return false;
     if (!this.#isClear(key, state, now)) return false;
     this.#states.delete(key);
     if (this.#tiered) this.#quotas.delete(key);
@@ -382,13 +532,14 @@ export class KeyTable<State> {
   /**
    * Decides on a key not tracked, keeping its state if allowed. Under `maxKeys` with no free
    * slot, a clear key is found first (or the request is rejected) and forgotten only once the
-   * request is allowed: a rejected request forgets nothing.
+   * request is allowed: a rejected request forgets nothing. The places held for groups' reserved
+   * keys are not free.
    */
   #admit(key: string, now: number, cost: number, quota: Quota): RateLimitResult {
     const states = this.#states;
     let evict: string | undefined;
     let looked = 0;
-    if (states.size >= this.#maxKeys) {
+    if (states.size + this.#slots >= this.#maxKeys) {
       const clear = this.#findClear(1, now, undefined);
       evict = clear.keys[0];
       if (evict === undefined) {
@@ -435,9 +586,9 @@ export class KeyTable<State> {
   /**
    * Looks for `needed` clear keys to forget under `maxKeys`, forgetting none and passing none:
    * among the next {@link EVICT_SCAN} entries of the round robin per key needed (each tracked key
-   * at most once), skipping `keep`. The round robin goes on from the entries the last decision
-   * that forgot a key passed (restarting from the oldest would skip the Map's deleted slots again
-   * and again). A key looked at has what expired at `now` dropped (as a sweep does). With none
+   * at most once), skipping `keep` and the reserved keys. The round robin goes on from the
+   * entries the last decision that forgot a key passed (restarting from the oldest would skip the
+   * Map's deleted slots again and again). A key looked at has what expired at `now` dropped (as a sweep does). With none
    * clear, says when the soonest live key looked at is.
    */
   #findClear(needed: number, now: number, keep: ReadonlySet<string> | undefined): ClearKeys {
@@ -467,7 +618,7 @@ export class KeyTable<State> {
       // one a live iterator would no longer give.
       if (states.get(key) !== state) continue;
       scanned++;
-      if (keep?.has(key) === true) continue;
+      if (keep?.has(key) === true || (this.#pending.size !== 0 && this.#pending.has(key))) continue;
       if (this.#isClear(key, state, now)) {
         // (A key is met once per search: the round robin restarts only after every key.)
         if (!keys.includes(key)) keys.push(key);
@@ -628,4 +779,18 @@ function noRoom(clear: ClearKeys, now: number, quota: Quota): RateLimitResult {
     limit: quota.threshold,
     resetAfter: 0,
   };
+}
+
+/**
+ * The strategy's result `r` for `cost + pendingCost` on a key reserved for `pendingCost`, as the
+ * result of `cost` with the pending request recorded first, at the same time (the same decision,
+ * for strategies that are additive): `remaining` net of the pending cost; a refusal with `cost`
+ * alone within the threshold waits at most one window (until the pending units, recorded now,
+ * have left it), where the strategy says `Infinity` for the sum. `resetAfter` does not count the
+ * pending units.
+ */
+function reservedResult(r: RateLimitResult, cost: number, pendingCost: number, quota: Quota): RateLimitResult {
+  const remaining = r.remaining > pendingCost ? r.remaining - pendingCost : 0;
+  const retryAfter = r.retryAfter === Infinity && cost <= quota.threshold ? quota.windowSeconds : r.retryAfter;
+  return { allowed: r.allowed, remaining, retryAfter, limit: r.limit, resetAfter: r.resetAfter };
 }

@@ -3,15 +3,16 @@
  * limiter through the limiter's documented internal interface, its {@link Decider}
  * (`deciderOf`), never through private fields.
  *
- * One concern in about 480 lines: planning the steps (locks in a global order), checking every
+ * One concern in about 560 lines: planning the steps (locks in a global order), checking every
  * member (in-memory limits jointly per limiter, stores by batch), and recording stores before
- * in-memory limits, on a synchronous and an asynchronous path that must agree.
+ * in-memory limits (reserved in their key tables meanwhile), on a synchronous and an
+ * asynchronous path that must agree.
  *
  * @module
  */
 import { NOT_DECIDED, deciderOf, type Decider } from './decider.js';
 import { RateWardenRangeError, checkKnownKeys, isObject, knownOptions, notSynchronous, typeError } from './errors.js';
-import type { KeyTable, TableCheck, TableRequest } from './key-table.js';
+import type { Committed, KeyTable, TableCheck, TableRequest } from './key-table.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
 import { costOf, keyOf, shadowOf, type RequestOptions, type User } from './request.js';
@@ -41,7 +42,8 @@ export interface GroupMember {
  *
  * - `allowed`: every limit allowed the request (and each recorded it, once, its cost); otherwise
  *   none recorded it, and no limiter changed (no key forgotten under `maxKeys` either; only the
- *   limits that rejected count the rejection in `stats()`).
+ *   limits that rejected count the rejection in `stats()`), but for what a store shared with
+ *   other processes may do (see {@link RateLimitGroup}).
  * - `remaining`: the smallest `remaining` over the limits.
  * - `retryAfter`: the longest wait over the limits, in seconds (`Infinity` if the cost exceeds
  *   some limit's threshold); waiting that long satisfies every limit, if nothing else arrives.
@@ -98,18 +100,35 @@ interface Plan {
  * is one synchronous step, so it is atomic with respect to any other decision. One limiter may
  * be a member more than once, on different keys: under `maxKeys` its members are checked
  * together, room for all of its new keys at once, and a clear key is forgotten to make room
- * only when the group records. With stores, the keys of the store limits are locked first,
+ * only once every limit has allowed. With stores, the keys of the store limits are locked first,
  * exclusively (atomic stores too, whose own decisions of the key then wait: the group checks,
  * then records, and nothing in this process lands in between), always in the same global order
- * (by limiter, then key), so two groups that share limiters or keys cannot deadlock; once the
- * stores have been checked, the in-memory limits are checked and recorded in one synchronous
- * step; then the stores record. When every limit is on
+ * (by limiter, then key), so two groups that share limiters or keys cannot deadlock; the stores
+ * are checked; then the in-memory limits are checked and, in the same synchronous step,
+ * **reserved**; then the stores record; then, in one synchronous step, the reservations are
+ * recorded. When every limit is on
  * stores sharing one `batch` ({@link BatchingStore}: the Redis strategies on one client), the
  * whole check is one step there: one script call that checks every limit and records them only
  * if all allow, atomic also against other processes.
- * If recording fails in a store (a store error), or a store shared with other processes refuses
- * on recording what it allowed on checking, the group raises the error or reports the refusal,
- * records no further limit, and the limits already recorded stay recorded.
+ *
+ * **Never refused after recording.** A reservation counts as recorded for every other call of
+ * this process on the limiter, on any key, asynchronous or synchronous (`allowRequestSync`,
+ * `peekSync`, `waitForSlot`, another group): a request on a reserved key is decided as if the
+ * group's request had been recorded first, and a new key needs a place under `maxKeys` beyond
+ * the reserved ones. Sweeps (`cleanUp()`, the automatic sweep) and eviction leave a reserved key
+ * alone, `reset()` of one keeps its place, and a tier change of its key (`limitFor`) applies at
+ * once to the reserved request too. So once its stores have recorded, the group's in-memory
+ * limits allow (for strategies that are additive and never less permissive as time passes, as
+ * the built-in ones are: see `RateLimitStrategy`); asynchronous decisions on its in-memory
+ * keys still wait for the group. If a store fails (a store error) or refuses, the reservations
+ * are dropped: no in-memory limit was charged (clear keys forgotten to make room stay
+ * forgotten, which changes no decision).
+ *
+ * What remains: a store shared with other processes may refuse on recording what it allowed on
+ * checking (another process took the last unit in between). The group then reports the refusal
+ * (or raises a store's error) and records no further limit; with two or more limits on stores
+ * recorded one after the other (not in one `batch` step), those already recorded stay recorded.
+ * The same holds for Redis limits on a Cluster across hash slots, recorded one slot at a time.
  *
  * (rate-limiter-flexible's `RLWrapperBlackAndWhite`/union consume from every limiter and never
  * roll back; this checks before recording anything.)
@@ -367,36 +386,45 @@ export class RateLimitGroup {
     const failed = settled.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const results = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
-    // The in-memory limits, checked (then recorded) in one synchronous step, all of a limiter's
-    // keys together.
-    let tables = checkInMemory(steps, cost, results);
+    // The in-memory limits, checked in one synchronous step, all of a limiter's keys together.
+    const tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
     if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
+    if (steps.every((s) => s.member.inMemory)) {
+      // Nothing to await: recorded in the same synchronous step.
+      recordInMemory(tables, results);
+      return this.#observed(plan, this.#combine(results, true));
+    }
     // The stores are recorded first, the in-memory limits only once every store has: a store that
     // fails (or times out) or refuses between the check and the record leaves them uncharged.
-    // The stores hold their keys (exclusively, atomic ones too), so each allows on recording what
-    // it allowed on checking; but a store shared with other processes may refuse: the group then
-    // reports the refusal, records no further limit, and the stores already recorded stay recorded.
-    let awaited = false;
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i] as Step;
-      if (s.member.inMemory) continue;
-      awaited = true;
-      const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
-      results[i] = recorded;
-      if (!recorded.allowed) return this.#observed(plan, this.#combine(results, false));
-    }
-    if (awaited) {
-      // Checked again, and recorded in the same synchronous step: their keys are locked, but a
-      // synchronous decision (`allowRequestSync`) does not wait; only a limit it spent meanwhile
-      // refuses now, after the stores recorded.
-      tables = checkInMemory(steps, cost, results);
-      if (!steps.every((s, i) => !s.member.inMemory || (results[i] as RateLimitResult).allowed)) {
-        return this.#observed(plan, this.#combine(results, false));
+    // Meanwhile the in-memory requests are reserved, in the same synchronous step as their check:
+    // every other decision of this process on those limiters (on any key, synchronous ones too),
+    // sweep and reset, counts them as recorded, so that they still allow once the stores have.
+    reserveInMemory(tables);
+    try {
+      // The stores hold their keys (exclusively, atomic ones too), so each allows on recording
+      // what it allowed on checking; but a store shared with other processes may refuse: the
+      // group then reports the refusal, records no further limit, and the stores already
+      // recorded stay recorded.
+      for (let i = 0; i < steps.length; i++) {
+        const s = steps[i] as Step;
+        if (s.member.inMemory) continue;
+        const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+        results[i] = recorded;
+        if (!recorded.allowed) {
+          releaseInMemory(tables);
+          return this.#observed(plan, this.#combine(results, false));
+        }
       }
+    } catch (error) {
+      releaseInMemory(tables);
+      throw error;
     }
-    recordInMemory(tables, results);
-    return this.#observed(plan, this.#combine(results, true));
+    // Recorded as reserved, each allowing (under the built-in strategies' assumptions: see
+    // RateLimitStrategy), at each limiter's latest time.
+    const quotas = commitInMemory(tables, results);
+    const committed = { ...plan, steps: steps.map((s, i) => (quotas[i] === undefined ? s : { ...s, quota: quotas[i] })) };
+    return this.#observed(committed, this.#combine(results, results.every((r) => r.allowed)));
   }
 
   /**
@@ -442,6 +470,8 @@ export class RateLimitGroup {
 /** The in-memory members of one limiter in a decision: its key table and their requests. */
 interface TableSteps {
   readonly table: KeyTable<unknown>;
+  /** The limiter's decider (its clock). */
+  readonly decider: Decider<unknown>;
   /** The members' places in the group's steps. */
   readonly indices: number[];
   readonly requests: TableRequest[];
@@ -453,7 +483,7 @@ interface TableSteps {
  * Checks the in-memory members, recording nothing, and puts their results in `results`: the
  * members on one limiter are checked together ({@link KeyTable.check}), so that under `maxKeys`
  * room is needed for all of its new keys at once. Reads each member's clock.
- * @returns the checks, for {@link recordInMemory} in the same synchronous step.
+ * @returns the checks, for {@link recordInMemory} or {@link reserveInMemory} in the same synchronous step.
  * @throws for a bad clock, or what a strategy throws (nothing recorded).
  */
 function checkInMemory(steps: readonly Step[], cost: number, results: RateLimitResult[]): TableSteps[] {
@@ -464,7 +494,7 @@ function checkInMemory(steps: readonly Step[], cost: number, results: RateLimitR
     if (table === undefined) continue;
     let entry = byTable.get(table);
     if (entry === undefined) {
-      entry = { table, indices: [], requests: [], checked: undefined };
+      entry = { table, decider: step.member.decider, indices: [], requests: [], checked: undefined };
       byTable.set(table, entry);
     }
     entry.indices.push(i);
@@ -489,4 +519,42 @@ function recordInMemory(tables: readonly TableSteps[], results: RateLimitResult[
       results[index] = recorded[j] as RateLimitResult;
     });
   }
+}
+
+/**
+ * Reserves the in-memory members checked by {@link checkInMemory}, every one allowed, in the same
+ * synchronous step ({@link KeyTable.reserve}).
+ */
+function reserveInMemory(tables: readonly TableSteps[]): void {
+  for (const entry of tables) entry.table.reserve(entry.requests, entry.checked as TableCheck);
+}
+
+/** Drops the reservations of {@link reserveInMemory}: nothing in memory was recorded. */
+function releaseInMemory(tables: readonly TableSteps[]): void {
+  for (const entry of tables) entry.table.release(entry.requests);
+}
+
+/**
+ * Records the reservations of {@link reserveInMemory}, in one synchronous step, each at its
+ * limiter's latest time, and puts the results in `results`.
+ * @returns the quota each in-memory member was recorded under, by step (the reserved one, or a
+ *   tier that a decision on the key applied since), `undefined` for the other steps.
+ */
+function commitInMemory(tables: readonly TableSteps[], results: RateLimitResult[]): (Quota | undefined)[] {
+  const quotas = new Array<Quota | undefined>(results.length);
+  try {
+    for (const entry of tables) {
+      const committed = entry.table.commit(entry.requests, entry.decider.latestNow());
+      entry.indices.forEach((index, j) => {
+        const c = committed[j] as Committed;
+        results[index] = c.result;
+        quotas[index] = c.quota;
+      });
+    }
+  } catch (error) {
+    // A strategy that throws: no reservation is left behind.
+    releaseInMemory(tables);
+    throw error;
+  }
+  return quotas;
 }

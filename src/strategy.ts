@@ -28,6 +28,17 @@ import type { RateLimitResult } from './result.js';
  * A strategy holds no configuration: the {@link Quota} comes with every call, so one instance
  * can serve several limiters and tiers.
  *
+ * **Reservations.** While a `RateLimitGroup` awaits its stores, it holds a reservation of its
+ * request (cost `p`) on the key of each in-memory limit: a decision of cost `c` on that key is
+ * then made as `peek(state, nowMs, c + p, quota)` and, if allowed, recorded as
+ * `consume(state, nowMs, c, quota)`; the group records `consume(state, laterMs, p, quota)`
+ * afterwards, at a time no earlier, and that must allow. The limiter therefore assumes that a
+ * strategy is **additive** (if `c + p` would be allowed, then `c` is, and `p` right after it)
+ * and **never less permissive as time passes** (what is allowed at one time is allowed later,
+ * with nothing recorded in between): every built-in strategy is both. A strategy that is not
+ * may refuse the group's record after its stores recorded; the group then reports the refusal,
+ * and the stores keep what they recorded.
+ *
  * @typeParam State - the per-key state the limiter stores for this strategy.
  */
 export interface RateLimitStrategy<State = unknown> {

@@ -375,4 +375,159 @@ describe('a refused group records nothing anywhere', () => {
       { numRuns: 300 },
     );
   });
+
+  it('property: outside traffic while groups await their stores: a refused group recorded nowhere, an allowed one everywhere once, no limit exceeded', async () => {
+    // Nothing expires (one clock reading, one-hour windows and tiers), so what a key holds is the
+    // sum of the costs allowed on it since an in-memory limiter last forgot it (reset); nothing is
+    // ever clear, so no key is evicted. Every store runs the next outside calls at the start of
+    // each of its records, while the caller (a group, mostly) awaits it: random async and sync
+    // decisions, peeks and waits on random keys of every limiter (the groups' keys among them),
+    // another group's call, cleanUp and reset. Counted by `decision` listeners (what the limiters
+    // report), checked against what each limiter then holds: a group refused after one of its
+    // limits recorded would leave a unit that no allowed decision accounts for.
+    const memoryKinds = KINDS.filter((k) => !isStore(k));
+    const storeKinds = KINDS.filter(isStore);
+    const hourConfig = (kind: fc.Arbitrary<Kind>): fc.Arbitrary<LimiterConfig> =>
+      fc.record({
+        kind,
+        threshold: fc.integer({ min: 1, max: 6 }),
+        windowSeconds: fc.constant(3_600),
+        maxKeys: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constant(Infinity)),
+        orgTier: fc.option(fc.record({ threshold: fc.integer({ min: 1, max: 6 }), windowSeconds: fc.constant(3_600) }), { nil: undefined }),
+      });
+    const outsideArb = fc.record({
+      call: fc.constantFrom('allow', 'allowSync', 'peek', 'peekSync', 'wait', 'group', 'cleanUp', 'reset'),
+      limiter: fc.nat(),
+      key: fc.constantFrom(...KEYS),
+      user: fc.constantFrom(...USERS),
+      cost: fc.integer({ min: 1, max: 3 }),
+    });
+    type Outside = typeof outsideArb extends fc.Arbitrary<infer T> ? T : never;
+    await fc.assert(
+      fc.asyncProperty(
+        // Limiter 0 is in memory, the last one a store; the first group has both.
+        hourConfig(fc.constantFrom(...memoryKinds)),
+        fc.array(hourConfig(fc.constantFrom(...KINDS)), { maxLength: 2 }),
+        hourConfig(fc.constantFrom(...storeKinds)),
+        fc.array(membersArb(4), { minLength: 1, maxLength: 3 }),
+        fc.array(
+          fc.record({ group: fc.nat(), user: fc.constantFrom(...USERS), cost: fc.integer({ min: 1, max: 3 }), sync: fc.boolean() }),
+          { minLength: 1, maxLength: 8 },
+        ),
+        fc.array(outsideArb, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (first, middle, last, memberLists, calls, outside, perRecord) => {
+          const configs = [first, ...middle, last];
+          const { limiters } = poolOf(configs);
+          const lists = memberLists.map((members, g) => {
+            const seen = new Set<string>();
+            const forced: MemberSpec[] = g === 0 ? [{ limiter: 0, key: 'own' }, { limiter: configs.length - 1, key: 'own' }] : [];
+            return [...forced, ...members.map((m) => ({ ...m, limiter: m.limiter % limiters.length }))].filter(
+              (m) => !seen.has(`${m.limiter}/${m.key}`) && seen.add(`${m.limiter}/${m.key}`),
+            );
+          });
+          const groups = lists.map(
+            (members) =>
+              new RateLimitGroup(
+                members.map((m): GroupMember => {
+                  const keyFn = KEY_FNS[m.key];
+                  const limiter = limiters[m.limiter] as RateLimiter<unknown>;
+                  return keyFn === undefined ? { limiter } : { limiter, key: keyFn };
+                }),
+              ),
+          );
+          const allInMemory = lists.map((members) => members.every((m) => !isStore((configs[m.limiter] as LimiterConfig).kind)));
+          // What each limiter reported allowed, by key, since the key was last forgotten.
+          const held = new Map<string, number>();
+          limiters.forEach((limiter, l) => {
+            limiter.on('decision', (key, result, cost) => {
+              if (result.allowed) held.set(`${l}/${key}`, (held.get(`${l}/${key}`) ?? 0) + cost);
+            });
+          });
+          const settling: Promise<unknown>[] = [];
+          const queue = [...outside];
+          const runOutside = (op: Outside): void => {
+            const l = op.limiter % limiters.length;
+            const limiter = limiters[l] as RateLimiter<unknown>;
+            const inMemory = !isStore((configs[l] as LimiterConfig).kind);
+            const options = { cost: op.cost };
+            const ignore = () => undefined;
+            switch (op.call) {
+              case 'allow':
+                settling.push(limiter.allowRequest(op.key, options));
+                break;
+              case 'allowSync':
+                if (inMemory) limiter.allowRequestSync(op.key, options);
+                else settling.push(limiter.allowRequest(op.key, options));
+                break;
+              case 'peek':
+                settling.push(limiter.peek(op.key, options));
+                break;
+              case 'peekSync':
+                if (inMemory) limiter.peekSync(op.key, options);
+                else settling.push(limiter.peek(op.key, options));
+                break;
+              case 'wait':
+                settling.push(limiter.waitForSlot(op.key, { ...options, maxWaitSeconds: 0 }).catch(ignore));
+                break;
+              case 'group': {
+                const g = op.limiter % groups.length;
+                const group = groups[g] as RateLimitGroup;
+                if (allInMemory[g] === true && op.cost % 2 === 1) group.allowRequestSync(op.user, options);
+                else settling.push(group.allowRequest(op.user, options));
+                break;
+              }
+              case 'cleanUp':
+                limiter.cleanUp();
+                break;
+              case 'reset':
+                if (limiter.reset(op.key) || inMemory) held.delete(`${l}/${op.key}`);
+                break;
+            }
+          };
+          for (const limiter of limiters) {
+            const store = limiter.strategy as { beforeConsume?: (key: string) => void };
+            if ('consume' in store && !('createState' in store)) {
+              store.beforeConsume = () => {
+                for (let i = 0; i < perRecord && queue.length > 0; i++) runOutside(queue.shift() as Outside);
+              };
+            }
+          }
+          await Promise.all(
+            calls.map(async (call) => {
+              const g = call.group % groups.length;
+              const group = groups[g] as RateLimitGroup;
+              const options = { cost: call.cost };
+              if (call.sync && allInMemory[g] === true) group.allowRequestSync(call.user, options);
+              else await group.allowRequest(call.user, options);
+            }),
+          );
+          // What is left runs now; then everything settles.
+          while (queue.length > 0) runOutside(queue.shift() as Outside);
+          for (const pending of settling) await pending;
+
+          for (let l = 0; l < limiters.length; l++) {
+            const config = configs[l] as LimiterConfig;
+            const limiter = limiters[l] as RateLimiter<unknown>;
+            let tracked = 0;
+            for (const key of KEYS) {
+              const threshold = key.startsWith('org:') && config.orgTier !== undefined ? config.orgTier.threshold : config.threshold;
+              const units = held.get(`${l}/${key}`) ?? 0;
+              const where = `limiter ${l} (${config.kind}, maxKeys ${config.maxKeys}), key ${key}`;
+              expect(units, `${where}: never more than the threshold allowed`).toBeLessThanOrEqual(threshold);
+              if (units > 0) tracked++;
+              // A key held by no one may be refused a place under maxKeys: it then holds nothing.
+              if (units === 0 && !isStore(config.kind)) continue;
+              expect(threshold - (await limiter.peek(key)).remaining, `${where}: holds what was allowed`).toBe(units);
+            }
+            if (!isStore(config.kind)) {
+              expect(limiter.size, `limiter ${l}: the keys holding units`).toBe(tracked);
+              expect(limiter.size).toBeLessThanOrEqual(config.maxKeys);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
