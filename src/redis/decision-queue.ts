@@ -4,16 +4,16 @@
  * `./script.ts`), queued per hash slot, sent in micro-batches, each unit with its own deadline.
  *
  * **Micro-batching.** A unit is sent at once when nothing of its slot is in flight or queued (a
- * lone caller waits for nothing: no timer, no tick). Otherwise it queues, and the queue is sent
- * as one `EVALSHA` at the end of the tick (after the promise callbacks already due, so that
- * callers issuing their next decision join it) if fewer than {@link MAX_IN_FLIGHT} calls of the
- * slot are in flight, else when one returns; a queue that reaches a batch's size is sent at once
- * if there is room in flight. **Never more than {@link MAX_IN_FLIGHT} calls of a slot are
- * outstanding** — whatever the load, and however long Redis hangs — so the client's command
- * queue stays bounded. A call carries at most `batchSize` entries (the smallest of its units'
- * strategies') and at most {@link MAX_BATCH_MEMBERS} sorted-set members to write, so that one
- * script never holds Redis long. On Redis Cluster the slot is the key's (CRC16 of its hash tag,
- * as Redis computes it): every key of one script must share a slot.
+ * lone caller waits for nothing). Otherwise it queues, and the queue is sent as one `EVALSHA` at
+ * the end of the tick (after the promise callbacks already due, so that callers issuing their
+ * next decision join it) if fewer than {@link MAX_IN_FLIGHT} calls of the slot are in flight, else
+ * when one returns; a full batch (`batchSize` entries: the smallest of its units' strategies', or
+ * {@link MAX_BATCH_MEMBERS} sorted-set members to write, so that one script never holds Redis
+ * long) goes at once while fewer than {@link MAX_CALLS_IN_FLIGHT} are. **Never more than
+ * {@link MAX_CALLS_IN_FLIGHT} calls of a slot are outstanding** — whatever the load, and however
+ * long Redis hangs — so the client's command queue stays bounded. On Redis Cluster the slot is
+ * the key's (CRC16 of its hash tag, as Redis computes it): every key of one script must share a
+ * slot.
  *
  * **Deadlines, one instant on both sides.** A unit's deadline is its submission plus its
  * timeout: units with the same timeout submitted in one tick, within {@link JOIN_MS} of the first,
@@ -40,10 +40,17 @@ import { notifyError, type RedisLimit } from './redis-limit.js';
 import { perLink, type ServerLink } from './server-link.js';
 
 /**
- * How many calls of one slot may be outstanding at once: two, so that Redis decides one batch
- * while this process sends or settles the other.
+ * How many calls of one slot may be in flight before a batch that is not full waits for one to
+ * return: two, so that Redis decides one batch while this process sends or settles the other.
  */
 export const MAX_IN_FLIGHT = 2;
+
+/**
+ * The most calls of one slot ever in flight: full batches go at once up to this many, so that
+ * many callers (or `batchSize: 1`) keep Redis busy; beyond it everything waits for a call to
+ * return, however long Redis hangs, so the client's command queue stays bounded.
+ */
+export const MAX_CALLS_IN_FLIGHT = 16;
 
 /** The most sorted-set members (sliding-window-log units) one call may write. */
 export const MAX_BATCH_MEMBERS = 1_000;
@@ -233,9 +240,8 @@ export class DecisionQueue {
       this.#shake(unit);
       return;
     }
-    if (slot.inFlight >= MAX_IN_FLIGHT) return; // the next call of the slot to return sends it
-    if (slot.live >= unit.batchSize) this.#flush(slot);
-    else this.#schedule(slot);
+    if (slot.live >= unit.batchSize) this.#flush(slot); // a full batch goes now, if there is room
+    else if (slot.inFlight < MAX_IN_FLIGHT) this.#schedule(slot); // else the next call to return sends it
   }
 
   /** Starts the handshake unless one is in flight; when it answers, every queue goes. */
@@ -293,12 +299,13 @@ export class DecisionQueue {
   #flush(slot: Slot): void {
     const link = this.#link;
     let now = 0;
-    while (slot.live > 0 && slot.inFlight < MAX_IN_FLIGHT) {
+    while (slot.live > 0 && slot.inFlight < MAX_CALLS_IN_FLIGHT) {
       const queue = slot.queue;
       const batch: Unit[] = [];
       let entries = 0;
       let members = 0;
       let limit = Infinity;
+      let full = false;
       let i = slot.head;
       for (; i < queue.length; i++) {
         const u = queue[i] as Unit;
@@ -314,24 +321,25 @@ export class DecisionQueue {
         }
         const size = u.entries.length;
         const cap = Math.min(limit, u.batchSize);
-        if (batch.length > 0 && (entries + size > cap || members + u.members > MAX_BATCH_MEMBERS)) break;
+        if (batch.length > 0 && (entries + size > cap || members + u.members > MAX_BATCH_MEMBERS)) {
+          full = true;
+          break;
+        }
         batch.push(u);
         entries += size;
         members += u.members;
         limit = cap;
-        u.state = SENT;
-        slot.live--;
         if (entries >= limit) {
+          full = true;
           i++;
           break;
         }
       }
+      // A batch that is not full waits while two calls are in flight (more may join it).
+      if (batch.length === 0 || (!full && slot.inFlight >= MAX_IN_FLIGHT)) break;
+      for (const u of batch) u.state = SENT;
+      slot.live -= batch.length;
       slot.head = i;
-      if (i >= queue.length) {
-        slot.queue = [];
-        slot.head = 0;
-      }
-      if (batch.length === 0) break;
       this.#send(slot, batch);
     }
     compact(slot);
@@ -554,15 +562,31 @@ function newSlot(): Slot {
   return { queue: [], head: 0, live: 0, inFlight: 0, scheduled: false };
 }
 
-/** Drops the settled units from `slot`'s queue when they outnumber the pending ones (memory stays bounded while Redis hangs). */
+/**
+ * Drops the units already taken (before `head`) and, when they outnumber the pending ones, the
+ * settled units from `slot`'s queue, so that what it holds stays proportional to what is pending
+ * (under a steady load the queue is never empty; while Redis hangs most of it has timed out).
+ */
 function compact(slot: Slot): void {
-  const held = slot.queue.length - slot.head;
-  if (held <= 64 || slot.live * 2 >= held) return;
-  const kept: Unit[] = [];
-  for (let i = slot.head; i < slot.queue.length; i++) {
-    const u = slot.queue[i] as Unit;
-    if (u.state === QUEUED) kept.push(u);
+  const queue = slot.queue;
+  if (slot.head >= queue.length) {
+    if (queue.length > 0) {
+      slot.queue = [];
+      slot.head = 0;
+    }
+    return;
   }
-  slot.queue = kept;
-  slot.head = 0;
+  const held = queue.length - slot.head;
+  if (held > 64 && slot.live * 2 < held) {
+    const kept: Unit[] = [];
+    for (let i = slot.head; i < queue.length; i++) {
+      const u = queue[i] as Unit;
+      if (u.state === QUEUED) kept.push(u);
+    }
+    slot.queue = kept;
+    slot.head = 0;
+  } else if (slot.head > 1024 && slot.head * 2 > queue.length) {
+    slot.queue = queue.slice(slot.head);
+    slot.head = 0;
+  }
 }
