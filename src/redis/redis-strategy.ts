@@ -47,19 +47,25 @@ export interface RedisStrategyOptions {
    * then the decision fails with a `RateWardenRedisTimeoutError` and {@link onFailure} applies. A
    * finite number from 0.001 to 2,147,483 (the longest timer), or `Infinity` for no timeout.
    *
-   * A decision reported as failed is not recorded later, from the first call on: each call
-   * carries a deadline in the server's clock (its start plus `timeoutSeconds`, less 1 ms for
-   * the timer's rounding), and a script that starts after it — queued behind `CLIENT PAUSE`,
-   * sent again by the client after a reconnect, or run by `EVAL` after `NOSCRIPT` — writes
-   * nothing. The offset of the server's clock comes from the server time every reply carries;
-   * until one reply has taught it, the first call on a client (per `time` mode) sends a
-   * handshake first (one extra round trip, once, shared by concurrent first calls, under the
-   * same timeout; a call whose handshake is late sends no decision at all). So the script must
-   * start on the server within `timeoutSeconds` less 1 ms less the reply's transit: a timeout
-   * of a few milliseconds leaves little room. What remains: a script that ran in time but whose
-   * reply was lost (the connection dropped) or reached this process after the timeout is
-   * recorded though reported failed. With `Infinity`, calls carry no deadline and no handshake
-   * is made.
+   * **A decision reported as failed is not recorded**, from the first call on, whatever shares
+   * its tick, its batch or its connection. Its timer and the deadline sent with it are one
+   * instant: its submission plus `timeoutSeconds` (decisions submitted in one tick within 1 ms
+   * of each other share the first one's timer, so a timeout may end up to 1 ms sooner). The
+   * server is told that deadline less a **reply allowance** (1 ms, plus a quarter of the timeout
+   * up to 10 ms: 11 ms at the default) and a script that starts later writes nothing — queued
+   * behind `CLIENT PAUSE`, sent again by the client after a reconnect, or run by `EVAL` after
+   * `NOSCRIPT` — so that the reply of a script that did start in time reaches this process
+   * before the timer. When the timer fires, a decision not yet sent fails at once and is never
+   * sent; one in flight fails only after the replies that already reached this process are read
+   * (an event loop blocked past the deadline does not turn a decision Redis answered in time
+   * into a failure). A decision whose deadline (less the allowance) has passed when its turn to
+   * be sent comes fails unsent. The offset of the server's clock comes from the server time
+   * every reply carries; until one reply has taught it, the first call on a client (per `time`
+   * mode) waits for a handshake (one extra round trip, once, shared by concurrent first calls,
+   * under their timeouts). What remains: a script that started in time but whose reply was lost
+   * (the connection dropped) or took longer than the allowance to arrive (a script of a
+   * thousand log units on a slow server, a stalled network) may be recorded though reported
+   * failed. With `Infinity`, calls carry no deadline and no handshake is made.
    * @default 1
    */
   readonly timeoutSeconds?: number;
@@ -91,20 +97,22 @@ export interface RedisStrategyOptions {
    */
   readonly time?: 'redis' | 'limiter';
   /**
-   * **Micro-batching:** the most single decisions (`allowRequest`, `peek`) one script call
-   * carries. A decision is sent at once when no call of its hash slot is in flight, so a lone
-   * caller waits for nothing; decisions issued while one is in flight queue, and go together
-   * in one `EVALSHA` when it returns (or once `batchSize` have queued). Each is still decided
-   * on its own, in arrival order, exactly as if sent alone; one that fails in Redis (a key of
-   * the wrong type: a `RateWardenRedisCommandError`) fails alone. A batch also carries at most
-   * 1,000 sliding-window-log units (sorted-set members to write), so one script never holds
-   * Redis long. Strategies on one client batch together when their `time`, `timeoutSeconds`
-   * and `batchSize` agree; on Redis Cluster, per hash slot (no script may span slots). An
-   * integer from 1 to 1,000; `1` sends every decision in a call of its own.
-   *
-   * Each decision in a batch carries its own deadline (its issue time plus `timeoutSeconds`,
-   * in the server's clock): the script skips one whose deadline has passed, writing nothing for
-   * it, and decides the others; none reported timed out is recorded.
+   * **Micro-batching:** the most decisions (entries: a single decision is one, a
+   * `RateLimitGroup`'s one per limit) one script call carries. A decision is sent at once when
+   * nothing of its hash slot is in flight or queued, so a lone caller waits for nothing;
+   * decisions issued while a call is in flight queue, and go together in one `EVALSHA` at the
+   * end of the tick (if fewer than two calls of the slot are in flight), or when a call returns;
+   * a full batch goes at once. **At most 16 calls per hash slot are ever in flight**, whatever
+   * the load and however long Redis hangs, so the client's command queue and this process's
+   * memory stay bounded (what waits is only the decisions still pending: settled ones are
+   * released). Each decision is still decided on its own, in arrival order, exactly
+   * as if sent alone (a group's limits all or nothing); one that fails in Redis (a key of the
+   * wrong type: a `RateWardenRedisCommandError`) fails alone. A call also carries at most 1,000
+   * sliding-window-log units (sorted-set members to write), so one script never holds Redis
+   * long. Every strategy on one client (and `time` mode) shares the queue; a call carries at
+   * most the smallest `batchSize` of the decisions in it. On Redis Cluster, per hash slot (no
+   * script may span slots). An integer from 1 to 1,000; `1` sends every decision in a call of
+   * its own.
    * @default 32
    */
   readonly batchSize?: number;
