@@ -412,7 +412,7 @@ function upstashMaker(client) {
  * may refill (see the top comment). Contenders whose construction throws a TypeError (an option
  * the build does not know) are left out, with a note.
  */
-function defineContenders(builds, io, nodeRedis, notes) {
+function defineContenders(builds, io, nodeRedis, notes, ioNoResend) {
   const contenders = [];
   for (const build of builds) {
     const algorithms = [
@@ -420,6 +420,14 @@ function defineContenders(builds, io, nodeRedis, notes) {
       { algorithm: 'log', Strategy: build.RedisSlidingWindowLog, name: 'RedisSlidingWindowLog', client: 'node-redis', instance: nodeRedis, exact: true, variants: [VARIANTS[0], VARIANTS[2]] },
       { algorithm: 'gcra', Strategy: build.RedisGCRA, name: 'RedisGCRA', client: 'ioredis', instance: io, exact: false, variants: VARIANTS },
     ];
+    // The build under test only: the same defaults on an ioredis client that does not re-send
+    // (no call token), for both algorithms.
+    if (build.label !== 'before') {
+      algorithms.push(
+        { algorithm: 'log', Strategy: build.RedisSlidingWindowLog, name: 'RedisSlidingWindowLog', client: 'ioredis, no re-send', instance: ioNoResend, exact: true, variants: [VARIANTS[0]] },
+        { algorithm: 'gcra', Strategy: build.RedisGCRA, name: 'RedisGCRA', client: 'ioredis, no re-send', instance: ioNoResend, exact: false, variants: [VARIANTS[0]] },
+      );
+    }
     for (const a of algorithms) {
       for (const v of a.variants) {
         const id = `${build.label || 'ratewarden'}-${a.algorithm}-${a.client}-${v.tag.replace(/[^a-z]+/g, '-')}`;
@@ -800,6 +808,11 @@ try {
   const io = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true });
   await io.connect();
   closers.push(() => io.disconnect());
+  // An ioredis client that never re-sends a command after a reconnect: ratewarden then sends no
+  // call token (README, "Re-sent decisions count once"), which shows that token's cost.
+  const ioNoResend = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, autoResendUnfulfilledCommands: false });
+  await ioNoResend.connect();
+  closers.push(() => ioNoResend.disconnect());
   const nodeRedisErrors = [];
   const nodeRedis = createClient({ url });
   nodeRedis.on('error', (error) => nodeRedisErrors.push(error));
@@ -825,7 +838,7 @@ try {
   console.log(`\n${header}`);
 
   const notes = [];
-  const contenders = defineContenders(builds, io, nodeRedis, notes);
+  const contenders = defineContenders(builds, io, nodeRedis, notes, ioNoResend);
   for (const note of notes) console.error(`redis: note: ${note}`);
   const inputs = { batch: keysFor(BATCH), hot: hotSchedule(), ...Object.fromEntries(ALL_WORKLOADS.filter((w) => w.kind === 'standard').map((w) => [w.key, keysFor(w.level, w.prefix)])) };
   const batchWorkload = { key: 'batch', name: 'round-trip batch', kind: 'standard', perKey: PER_KEY };
