@@ -64,12 +64,22 @@ export const JOIN_MS = 1;
 /**
  * How much sooner than a unit's deadline the script must start, in milliseconds, so that its
  * reply reaches this process before the unit's timer fires: 1 ms for Node's timers (which count
- * whole milliseconds and may fire up to 1 ms early), plus a quarter of the timeout, at most 10 ms,
- * for the script's run and the reply's transit (a batch of 1,000 log units runs in a few
- * milliseconds; a reply crosses a LAN in well under one).
+ * from the start of the current millisecond: `setTimeout(f, 5)` may run `f` when
+ * `performance.now()` says 4.2 ms have passed, measured here), plus a quarter of the timeout, at
+ * most 10 ms, for the script's run and the reply's transit (a batch of 1,000 log units runs in a
+ * few milliseconds; a reply crosses a LAN in well under one); and never more than half the
+ * timeout, so that the shortest timeouts still leave the server some time to start.
  */
 export function replyAllowanceMs(timeoutMs: number): number {
-  return 1 + Math.min(timeoutMs / 4, 10);
+  return Math.min(1 + Math.min(timeoutMs / 4, 10), timeoutMs / 2);
+}
+
+/**
+ * The timer's delay for a timeout: whole milliseconds, rounded up (a fraction would be truncated),
+ * so that fake timers advanced by the timeout fire it.
+ */
+export function timerDelayMs(timeoutMs: number): number {
+  return Math.min(Math.ceil(timeoutMs), MAX_TIMER_MS);
 }
 
 /** Where a unit is. */
@@ -440,7 +450,7 @@ export class DecisionQueue {
         }
       }
       this.#done(u, undefined);
-      for (const e of entries) e.limit.failure.recovered();
+      for (const e of entries) e.limit.failure.recovered(e.key);
       if (u.group) u.resolve(results as never);
       else u.resolve(results[0] as never);
     }
@@ -503,10 +513,9 @@ export class DecisionQueue {
     if (bucket === undefined || !bucket.open || u.startMs - bucket.startMs > JOIN_MS) {
       if (bucket !== undefined) this.#close(bucket);
       const fresh: Bucket = { startMs: u.startMs, timeoutMs, members: [], left: 0, timer: undefined, open: true };
-      // Whole milliseconds, rounded up: timers truncate a fraction, and would fire early.
       fresh.timer = setTimeout(() => {
         this.#fire(fresh);
-      }, Math.min(Math.ceil(timeoutMs), MAX_TIMER_MS));
+      }, timerDelayMs(timeoutMs));
       unref(fresh.timer);
       this.#buckets.set(timeoutMs, fresh);
       process.nextTick(() => {

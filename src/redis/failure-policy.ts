@@ -20,7 +20,8 @@ import type { RateLimitStrategy } from '../strategy.js';
  *   `degraded: "fail-open"`: an outage of Redis lifts the limit.
  * - `"local"`: the request is decided by the same algorithm in memory, in this process, marked
  *   `degraded: "local"`: each process then enforces the limit on its own (N processes may allow
- *   up to N × threshold together) until Redis is back, when the shared state takes over again.
+ *   up to N × threshold together) until Redis answers for the key again, when the shared state
+ *   takes over again for that key (the fallback forgets it; other keys keep what it counted).
  *
  * A request whose cost exceeds the threshold is rejected with `retryAfter: Infinity` under every
  * policy but `"throw"`: it could never be allowed.
@@ -76,12 +77,14 @@ export class FailurePolicy {
     return { ...this.#decideLocally(request, record), degraded: 'local' };
   }
 
-  /** Redis answered: the shared state is authoritative again, so the fallback's keys are dropped. */
-  recovered(): void {
-    if (this.#table !== undefined && this.#table.size > 0) {
-      this.#table = undefined;
-      this.#sweepAt = LOCAL_SWEEP_AT;
-    }
+  /**
+   * Redis answered for `key`: its shared state is authoritative again, so the fallback forgets
+   * the key (and only that key: a key that keeps failing, or whose outage comes back, is still
+   * limited by what the fallback counted for it).
+   */
+  recovered(key: string): void {
+    const table = this.#table;
+    if (table !== undefined && table.size > 0) table.forget(key);
   }
 
   /** Decides in this process's memory, with the same algorithm, in the core's key table. */

@@ -110,7 +110,10 @@ while k < n do
   else
     local ok, err = pcall(unit, k, a + 3, count, ARGV[a + 1] == '1')
     if not ok then
-      if type(err) == 'table' then err = err.err end
+      -- Redis's own errors are tables; anything else is the script meeting a value it did not
+      -- write (a tampered key), said so, with the key.
+      if type(err) == 'table' then err = err.err
+      else err = 'ERR ratewarden: unexpected data in ' .. KEYS[k + 1] .. ' (' .. tostring(err) .. ')' end
       -- A unit's checks only read, and Redis does not stop a script that has written: a unit
       -- that fails in Redis (WRONGTYPE) has written nothing.
       status = -2

@@ -60,9 +60,17 @@ l_check = function(key, threshold, window_ms, cost, given)
   local live = 0
   local lo = nil
   local state = 0
+  local seq = 0
   if newest then
     -- A clock behind the newest entry counts as at it (as in memory).
     if now < newest then now = newest end
+    if newest == now then
+      -- The newest member carries the last n used at its time; read here, so that a member
+      -- this script did not write fails the check, which writes nothing.
+      seq = tonumber(string.sub(last[1], -6))
+      if seq == nil then error({ err = 'ERR ratewarden: the sorted set ' .. key .. ' holds a member it did not write: ' .. string.sub(last[1], 1, 100) }) end
+      seq = seq + 1
+    end
     lo = '(' .. fmt(now - window)
     live = redis.call('ZCOUNT', key, lo, hi)
     if live > 0 then state = window - (now - newest) end
@@ -76,14 +84,11 @@ l_check = function(key, threshold, window_ms, cost, given)
     wait = window - (now - tonumber(kth[2]))
   end
   -- left: threshold - live, below 0 when more are live than the threshold (a lowered limit).
-  return wait, threshold - live, state, now - given, key, now, window, newest, last[1], ahead, cost
+  return wait, threshold - live, state, now - given, key, now, window, newest, seq, ahead, cost
 end
-l_commit = function(left, state, shift, key, now, window, newest, member, ahead, cost)
+l_commit = function(left, state, shift, key, now, window, newest, seq, ahead, cost)
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
-  -- The newest member carries the last n used at its time.
-  local seq = 0
-  if newest == now then seq = tonumber(string.sub(member, -6)) + 1 end
   local done = 0
   while done < cost do
     local batch = {}
@@ -100,7 +105,7 @@ l_commit = function(left, state, shift, key, now, window, newest, member, ahead,
   redis.call('PEXPIRE', key, px)
   return left - cost, window
 end
-l_tidy = function(left, state, shift, key, now, window, newest, member, ahead)
+l_tidy = function(left, state, shift, key, now, window, newest, seq, ahead)
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then
     -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
