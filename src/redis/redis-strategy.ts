@@ -51,8 +51,9 @@ export interface RedisStrategyOptions {
    * its tick, its batch or its connection. Its timer and the deadline sent with it are one
    * instant: its submission plus `timeoutSeconds` (decisions submitted in one tick within 1 ms
    * of each other share the first one's timer, so a timeout may end up to 1 ms sooner). The
-   * server is told that deadline less a **reply allowance** (1 ms, plus a quarter of the timeout
-   * up to 10 ms: 11 ms at the default) and a script that starts later writes nothing — queued
+   * server is told that deadline less a **reply allowance** (1 ms, as Node's timers may fire up
+   * to 1 ms early, plus a quarter of the timeout up to 10 ms: 11 ms at the default; at most half
+   * the timeout, so a timeout of a few milliseconds leaves the server little time) and a script that starts later writes nothing — queued
    * behind `CLIENT PAUSE`, sent again by the client after a reconnect, or run by `EVAL` after
    * `NOSCRIPT` — so that the reply of a script that did start in time reaches this process
    * before the timer. When the timer fires, a decision not yet sent fails at once and is never
