@@ -118,15 +118,13 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connectClient) => {
     await server?.stop();
   });
 
+  // Every strategy, batch size, policy and time mode at least once across the cases (the
+  // attack ran eight per client; four keep CI short).
   const cases: [string, number, RedisFailurePolicy, 'redis' | 'limiter', number, number][] = [
     ['RedisSlidingWindowLog', 1, 'throw', 'redis', 120, 0],
-    ['RedisSlidingWindowLog', 4, 'fail-open', 'limiter', 120, 0],
-    ['RedisSlidingWindowLog', 32, 'local', 'redis', 120, 0],
-    ['RedisGCRA', 1, 'fail-closed', 'limiter', 120, 0],
-    ['RedisGCRA', 4, 'throw', 'redis', 120, 0],
-    ['RedisGCRA', 32, 'local', 'redis', 120, 0],
-    ['RedisSlidingWindowLog', 32, 'throw', 'redis', 70, 0],
-    ['RedisGCRA', 4, 'local', 'redis', 70, 0],
+    ['RedisSlidingWindowLog', 32, 'fail-open', 'limiter', 120, 0],
+    ['RedisGCRA', 4, 'fail-closed', 'limiter', 120, 0],
+    ['RedisGCRA', 32, 'local', 'redis', 70, 0],
   ];
   for (const [kind, batchSize, onFailure, time, maxUp, maxDown] of cases) {
     it(`requests delayed 0–${maxUp} ms, timeout 50 ms: ${kind}, batchSize ${batchSize}, ${onFailure}, time ${time}: failed ⇒ not recorded, allowed ⇒ recorded, settles in time`, async () => {
