@@ -153,13 +153,12 @@ export const CLIENTS = [
 /**
  * A TCP server on 127.0.0.1 that accepts connections and never answers: a Redis that hangs.
  */
-export async function blackHole(): Promise<{ port: number; close: () => Promise<void> }> {
+export async function blackHole(onConnection?: () => (chunk: Buffer) => void): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
-    socket.on('data', () => {
-      // Read and ignore everything.
-    });
+    // Read everything, and answer nothing (`onConnection` may look at what it reads).
+    socket.on('data', onConnection?.() ?? (() => {}));
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
   });

@@ -37,7 +37,7 @@ import { createClient } from 'redis';
 import { RateLimiter } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog } from '../../../src/redis/index.js';
 import { failOnUnhandledRejections } from '../../support/unhandled.js';
-import { RedisServer } from '../../support/redis-server.js';
+import { RedisServer, blackHole } from '../../support/redis-server.js';
 
 failOnUnhandledRejections();
 
@@ -118,27 +118,9 @@ function scriptCallCounter(): { connection: () => (chunk: Buffer) => void; calls
  * counting the script calls it received.
  */
 async function silentServer(): Promise<{ port: number; scriptCalls: () => number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
   const counter = scriptCallCounter();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('data', counter.connection());
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return {
-    port: address.port,
-    scriptCalls: counter.calls,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  const hole = await blackHole(() => counter.connection());
+  return { port: hole.port, scriptCalls: counter.calls, close: hole.close };
 }
 
 interface HungClient {
