@@ -405,9 +405,8 @@ export class DecisionQueue {
     }
     let n = 0;
     for (const u of batch) n += u.entries.length;
-    if (reply.length === 2 && toNumber(reply[0]) === -1) {
+    if (reply.length === 2 && toNumber(reply[0]) === -1 && batch.every((u) => u.deadlineUs !== undefined) && link.learn(reply[1])) {
       // The script started after the latest deadline: nothing was written.
-      link.learn(reply[1]);
       for (const u of batch) this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
       return;
     }
@@ -427,7 +426,7 @@ export class DecisionQueue {
         this.#fail(u, new RateWardenRedisCommandError(reply[at + 1] as string), undefined);
         continue;
       }
-      if (wait0 === WAIT_PAST_DEADLINE) {
+      if (wait0 === WAIT_PAST_DEADLINE && u.deadlineUs !== undefined) {
         // Its deadline had passed when the script reached it: nothing was written for it.
         this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
         continue;
@@ -457,7 +456,6 @@ export class DecisionQueue {
         }
       }
       this.#done(u, undefined);
-      for (const e of entries) e.limit.failure.recovered(e.key);
       if (u.group) u.resolve(results as never);
       else u.resolve(results[0] as never);
     }
@@ -479,7 +477,11 @@ export class DecisionQueue {
     const entries = u.entries;
     const keys = entries.map((e) => e.redisKey);
     const limits = new Set(entries.map((e) => e.limit));
-    for (const l of limits) notifyError(l, error, keys);
+    // The user's hook runs after this step, not inside it: a hook that decides again on this
+    // client would otherwise re-enter the queue while a flush holds units it has taken.
+    queueMicrotask(() => {
+      for (const l of limits) notifyError(l, error, keys);
+    });
     for (const l of limits) {
       if (l.onFailure === 'throw') {
         u.reject(error);
@@ -555,12 +557,15 @@ export class DecisionQueue {
     bucket.timer = undefined;
     this.#close(bucket);
     let sent: Unit[] | undefined;
+    let touched: Set<Slot> | undefined;
     for (const u of bucket.members) {
       if (u.state === QUEUED) {
-        this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), this.#slotHolding(u));
+        const slot = this.#slotHolding(u);
+        this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), slot);
+        (touched ??= new Set()).add(slot);
       } else if (u.state === SENT) (sent ??= []).push(u);
     }
-    this.#eachSlot(compact);
+    if (touched !== undefined) for (const slot of touched) compact(slot);
     if (sent === undefined) return;
     const late = sent;
     setImmediate(() => {

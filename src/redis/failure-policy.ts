@@ -20,8 +20,10 @@ import type { RateLimitStrategy } from '../strategy.js';
  *   `degraded: "fail-open"`: an outage of Redis lifts the limit.
  * - `"local"`: the request is decided by the same algorithm in memory, in this process, marked
  *   `degraded: "local"`: each process then enforces the limit on its own (N processes may allow
- *   up to N × threshold together) until Redis answers for the key again, when the shared state
- *   takes over again for that key (the fallback forgets it; other keys keep what it counted).
+ *   up to N × threshold together, besides what Redis allows) until Redis answers again. What the
+ *   fallback allowed stays counted in it until its window passes, across answers and outages
+ *   (Redis never learns of it): a key whose outages alternate with answers is still held to the
+ *   threshold by this process's fallback.
  *
  * A request whose cost exceeds the threshold is rejected with `retryAfter: Infinity` under every
  * policy but `"throw"`: it could never be allowed.
@@ -75,16 +77,6 @@ export class FailurePolicy {
       return { allowed: true, remaining, retryAfter: 0, limit: quota.threshold, resetAfter: 0, degraded: 'fail-open' };
     }
     return { ...this.#decideLocally(request, record), degraded: 'local' };
-  }
-
-  /**
-   * Redis answered for `key`: its shared state is authoritative again, so the fallback forgets
-   * the key (and only that key: a key that keeps failing, or whose outage comes back, is still
-   * limited by what the fallback counted for it).
-   */
-  recovered(key: string): void {
-    const table = this.#table;
-    if (table !== undefined && table.size > 0) table.forget(key);
   }
 
   /** Decides in this process's memory, with the same algorithm, in the core's key table. */

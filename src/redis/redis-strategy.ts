@@ -50,7 +50,7 @@ export interface RedisStrategyOptions {
    * **A decision reported as failed is not recorded**, from the first call on, whatever shares
    * its tick, its batch or its connection. Its timer and the deadline sent with it are one
    * instant: its submission plus `timeoutSeconds` (decisions submitted in one tick within 1 ms
-   * of each other share the first one's timer, so a timeout may end up to 1 ms sooner). The
+   * of each other share the first one's timer). The
    * server is told that deadline less a **reply allowance** (1 ms, as Node's timers may fire up
    * to 1 ms early, plus a quarter of the timeout up to 10 ms: 11 ms at the default; at most half
    * the timeout, so a timeout of a few milliseconds leaves the server little time) and a script that starts later writes nothing — queued
@@ -66,7 +66,14 @@ export interface RedisStrategyOptions {
    * under their timeouts). What remains: a script that started in time but whose reply was lost
    * (the connection dropped) or took longer than the allowance to arrive (a script of a
    * thousand log units on a slow server, a stalled network) may be recorded though reported
-   * failed. With `Infinity`, calls carry no deadline and no handshake is made.
+   * failed; so may one whose timeout is under about 4 ms (its allowance, at most half of it, is
+   * less than the 1 ms by which a timer may fire early), or one on a server whose clock differs
+   * from the others' by more than the allowance (the offset is one per client: Cluster nodes and
+   * a failover's new primary must keep their clocks synchronised). A timeout never ends later
+   * than `timeoutSeconds` (plus the time to read the replies already received), but may end
+   * sooner: by up to 1 ms, by the allowance, and by the offset's error (an event loop stall
+   * makes it low until the next reply). With `Infinity`, calls carry no deadline and no
+   * handshake is made.
    * @default 1
    */
   readonly timeoutSeconds?: number;

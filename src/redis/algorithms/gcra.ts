@@ -37,6 +37,7 @@ local function repay(need, rate)
   if m * rate < need then m = m + 1 elseif (m - 1) * rate >= need then m = m - 1 end
   return m
 end
+local function whole(x, lo, hi) return x == x and x >= lo and x <= hi and x % 1 == 0 end
 g_check = function(key, threshold, window_ms, cost, given)
   local window = window_ms * 1024
   local span = threshold * window
@@ -45,7 +46,13 @@ g_check = function(key, threshold, window_ms, cost, given)
   local changed = false
   local raw = redis.call('GET', key)
   if raw then
-    local at, d, ot, ow = struct.unpack('<dddd', raw)
+    local at, d, ot, ow = 0, 0, 0, 0
+    if #raw == 32 then at, d, ot, ow = struct.unpack('<dddd', raw) end
+    -- Only state this script writes: whole numbers in range (a time in ticks within the limiter's
+    -- ±2^47 ms), else fail before any write.
+    if not (whole(ot, 1, 2 ^ 53) and whole(ow, 1, 2 ^ 53) and whole(at, -(2 ^ 58), 2 ^ 58) and whole(d, 0, ot * ow * 1024)) then
+      error({ err = 'ERR ratewarden: ' .. key .. ' does not hold GCRA state written by ratewarden' })
+    end
     if at - now <= ow * 1024 then
       -- A clock behind the last decision counts as at it (as in memory).
       if now < at then now = at end
