@@ -3,7 +3,7 @@
 // together". The attack found ONE process allowing far more than threshold for one key within
 // one window: every reply Redis gave for ANY key of the limit dropped the whole local table
 // (FailurePolicy.recovered), so each outage started the fallback from scratch (12 of 12 allowed
-// at a threshold of 3). Now only the key Redis answered for is forgotten.
+// at a threshold of 3). Now what the fallback allowed stays counted until its window passes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter, type RateLimitResult } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog } from '../../../src/redis/index.js';
