@@ -9,10 +9,11 @@
  * knows whether a key is new, and holds the reservations of groups awaiting their stores
  * ({@link KeyTable.reserve}), which every decision on the table accounts for.
  *
- * Why one file of about 600 lines: the `maxKeys` room search (a round robin with a look-ahead,
+ * Why one file of about 800 lines (half of it comments): the `maxKeys` room search (a round robin with a look-ahead,
  * and the exact wait until the soonest key clears, issue 11) reads and writes the same map, the
  * same cursor and the same per-key quotas as the sweep and the decisions, under the same
- * invariant (a key is forgotten only by `#forgetIfClear`, only when a decision allows). Moving
+ * invariant (a key is forgotten only by `#forgetIfClear`, only when a decision allows); a
+ * group's reservations (issue 21) are counted by that same search and by every decision. Moving
  * the search into its own module behind an interface to the map is the next split to make; it
  * was left for later so as not to move code that the attack fixes had just changed.
  *

@@ -248,20 +248,10 @@ export async function lossyProxy(targetPort: number): Promise<{
   dropNextReply(skip?: number): Promise<void>;
   close(): Promise<void>;
 }> {
-  const sockets = new Set<Socket>();
   let armed: (() => void) | undefined;
   let skipping = 0;
-  const track = (socket: Socket): void => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-  };
-  const server: Server = createServer((client) => {
-    const upstream = connect({ port: targetPort, host: '127.0.0.1' });
-    track(client);
-    track(upstream);
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => {
+  const proxy = await forwardingProxy(targetPort, () => ({
+    fromServer: (chunk, client, upstream) => {
       const dropped = armed;
       if (dropped === undefined || skipping > 0) {
         if (dropped !== undefined) skipping--;
@@ -272,7 +262,45 @@ export async function lossyProxy(targetPort: number): Promise<{
       client.destroy();
       upstream.destroy();
       dropped();
-    });
+    },
+  }));
+  return {
+    port: proxy.port,
+    dropNextReply: (skip = 0) =>
+      new Promise<void>((resolve) => {
+        skipping = skip;
+        armed = resolve;
+      }),
+    close: proxy.close,
+  };
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of `targetPort`: each client connection gets one upstream
+ * connection; bytes go both ways as they come unless `route()` (called once per connection)
+ * says otherwise for a direction (`fromClient`, `fromServer`). Closing either side closes the
+ * other; `close()` ends every connection and the server.
+ */
+export async function forwardingProxy(
+  targetPort: number,
+  route: () => {
+    fromClient?: (chunk: Buffer, client: Socket, upstream: Socket) => void;
+    fromServer?: (chunk: Buffer, client: Socket, upstream: Socket) => void;
+  },
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  };
+  const server: Server = createServer((client) => {
+    const upstream = connect({ port: targetPort, host: '127.0.0.1' });
+    track(client);
+    track(upstream);
+    const { fromClient, fromServer } = route();
+    client.on('data', (chunk: Buffer) => (fromClient === undefined ? upstream.write(chunk) : fromClient(chunk, client, upstream)));
+    upstream.on('data', (chunk: Buffer) => (fromServer === undefined ? client.write(chunk) : fromServer(chunk, client, upstream)));
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -282,11 +310,6 @@ export async function lossyProxy(targetPort: number): Promise<{
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     port: address.port,
-    dropNextReply: (skip = 0) =>
-      new Promise<void>((resolve) => {
-        skipping = skip;
-        armed = resolve;
-      }),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       server.close();

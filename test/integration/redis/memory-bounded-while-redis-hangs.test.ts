@@ -30,14 +30,13 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { once } from 'node:events';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RateLimiter } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog } from '../../../src/redis/index.js';
 import { failOnUnhandledRejections } from '../../support/unhandled.js';
-import { RedisServer, blackHole } from '../../support/redis-server.js';
+import { RedisServer, blackHole, forwardingProxy } from '../../support/redis-server.js';
 
 failOnUnhandledRejections();
 
@@ -178,44 +177,27 @@ const CLIENTS = [
  * nothing (Redis hangs, its connection open), counting the script calls it swallowed.
  */
 async function hangingProxy(targetPort: number): Promise<{ port: number; hang: () => void; scriptCalls: () => number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
   let hung = false;
   const counter = scriptCallCounter();
-  const track = (socket: Socket): void => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-  };
-  const server: Server = createServer((client) => {
-    const upstream = connect({ port: targetPort, host: '127.0.0.1' });
-    track(client);
-    track(upstream);
+  const proxy = await forwardingProxy(targetPort, () => {
     const count = counter.connection();
-    client.on('data', (chunk: Buffer) => {
-      if (hung) count(chunk);
-      else upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!hung) client.write(chunk);
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    return {
+      fromClient: (chunk, _client, upstream) => {
+        if (hung) count(chunk);
+        else upstream.write(chunk);
+      },
+      fromServer: (chunk, client) => {
+        if (!hung) client.write(chunk);
+      },
+    };
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
   return {
-    port: address.port,
+    port: proxy.port,
     hang: () => {
       hung = true;
     },
     scriptCalls: counter.calls,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, 'close');
-    },
+    close: proxy.close,
   };
 }
 
