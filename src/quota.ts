@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkKnownKeys, checkObject, checkPositiveInteger, knownOptions, optionalLabel, rangeError, typeError } from './errors.js';
+import { checkKnownKeys, checkObject, checkPositiveInteger, knownOptions, optionalBoolean, optionalLabel, rangeError, typeError } from './errors.js';
 
 /**
  * A validated quota: `threshold` requests (cost units) per window. Built by
@@ -25,6 +25,17 @@ export interface Quota {
   readonly windowSeconds: number;
   /** The quota's name (its tier), as given in {@link QuotaOptions.tier}; `undefined` when none. */
   readonly tier?: string | undefined;
+  /**
+   * How long a refused key stays blocked, in whole **milliseconds** (`blockSeconds × 1000`); `0`
+   * when refusals do not block. Always set by `createQuota`; a quota built by hand without it
+   * blocks nothing.
+   */
+  readonly blockMs?: number;
+  /**
+   * Whether refused attempts during a block restart it ({@link QuotaOptions.extendBlock}).
+   * Always set by `createQuota`; absent means `false`.
+   */
+  readonly extendBlock?: boolean;
 }
 
 /**
@@ -54,6 +65,22 @@ export interface QuotaOptions {
    * @default undefined (no name)
    */
   readonly tier?: string | undefined;
+  /**
+   * Blocking for a while: once a request of this quota is refused (a cost up to `threshold`;
+   * a larger cost can never be allowed and blocks nothing), the key stays refused for
+   * `blockSeconds` from that refusal, whatever the window does meanwhile, and `retryAfter`
+   * reports the block's remaining time. `0`, or a whole number of milliseconds from 0.001 to
+   * 10^9 seconds. rate-limiter-flexible's `blockDuration`, @nestjs/throttler's `blockDuration`
+   * (there in milliseconds).
+   * @default 0 (a refusal blocks nothing)
+   */
+  readonly blockSeconds?: number | undefined;
+  /**
+   * With `blockSeconds`: whether every refused attempt during a block restarts it (the block
+   * then ends `blockSeconds` after the last attempt). A boolean.
+   * @default false (attempts during a block do not extend it)
+   */
+  readonly extendBlock?: boolean | undefined;
 }
 
 /**
@@ -87,6 +114,8 @@ export const QUOTA_OPTIONS = knownOptions('createQuota options', {
   threshold: true,
   windowSeconds: true,
   tier: true,
+  blockSeconds: true,
+  extendBlock: true,
 } satisfies Record<keyof QuotaOptions, true>);
 
 /** The keys of {@link QuotaNames}. */
@@ -175,7 +204,13 @@ export function buildQuota(options: QuotaOptions, bounds?: QuotaBounds, names: Q
     );
   }
   const tier = optionalLabel(names.tier ?? 'tier', options.tier);
-  return Object.freeze({ threshold, windowMs, windowSeconds, tier });
+  const blockSeconds = options.blockSeconds === undefined || options.blockSeconds === 0 ? 0 : checkSeconds('blockSeconds', options.blockSeconds, MAX_WINDOW_SECONDS);
+  const blockMs = Math.round(blockSeconds * 1000);
+  if (blockMs / 1000 !== blockSeconds) {
+    throw rangeError('blockSeconds', '0 or a whole number of milliseconds (a multiple of 0.001 seconds)', blockSeconds);
+  }
+  const extendBlock = optionalBoolean('extendBlock', options.extendBlock, false);
+  return Object.freeze({ threshold, windowMs, windowSeconds, tier, blockMs, extendBlock });
 }
 
 /**

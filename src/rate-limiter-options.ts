@@ -105,6 +105,8 @@ export const RATE_LIMITER_OPTIONS = knownOptions('RateLimiter options', {
   threshold: true,
   windowSeconds: true,
   tier: true,
+  blockSeconds: true,
+  extendBlock: true,
   name: true,
   strategy: true,
   clock: true,

@@ -137,10 +137,74 @@ export interface StoreBatch {
    *   results of recording; otherwise the results of checking, as `peek` reports them.
    */
   decideAll(requests: readonly BatchRequest[], record: boolean): PromiseLike<readonly RateLimitResult[]>;
+  /**
+   * {@link decideAll} with `record: true`, each result with its ticket for
+   * {@link RefundingStore.refund} on its store (`ticket: undefined` for results that did not
+   * record). Present when the batch's stores are {@link RefundingStore}s.
+   */
+  reserveAll?(requests: readonly BatchRequest[]): PromiseLike<readonly StoreReservation[]>;
 }
 
 /** @internal Whether `store` offers the batching capability. */
 export function isBatching(store: RateLimitStore): store is BatchingStore {
   const s = store as Partial<BatchingStore>;
   return typeof s.storeKey === 'function' && typeof s.batch?.decideAll === 'function';
+}
+
+/**
+ * A store's recorded decision with what it takes to give it back ({@link RefundingStore.reserve}).
+ */
+export interface StoreReservation {
+  /** The decision, as {@link RateLimitStore.consume} reports it. */
+  readonly result: RateLimitResult;
+  /**
+   * What the store needs to refund this decision, opaque to the limiter (for Redis: the
+   * server time it was recorded at, and what identifies its entries). `undefined` when the
+   * decision was refused (nothing to refund).
+   */
+  readonly ticket: unknown;
+}
+
+/**
+ * The capability of a store to give back, penalise, block and delete: what `RateLimiter`'s
+ * `reserve`, `penalty`, `block` and `delete` and the `blockSeconds` option need of a store
+ * (recognised by its methods). Each operation is atomic with the decisions of the key, as the
+ * store's decisions are. The Redis strategies have it.
+ */
+export interface RefundingStore extends RateLimitStore {
+  /**
+   * Whether the store's decisions apply the quota's `blockMs` and `extendBlock` (blocking for a
+   * while). A limiter with `blockSeconds > 0` needs it.
+   */
+  readonly blocks: true;
+  /**
+   * {@link RateLimitStore.consume} that also returns a ticket for {@link refund}.
+   */
+  reserve(key: string, nowMs: number, cost: number, quota: Quota): PromiseLike<StoreReservation>;
+  /**
+   * Gives back `units` of the decision `ticket` describes, with the semantics of
+   * `Reservation.refund` (exact for the log, never more permissive for GCRA).
+   * @param units - a positive safe integer, at most what the ticket's decision has left to
+   *   refund (the limiter checks it).
+   * @returns whether the units were given back (`false`: a documented no-op).
+   */
+  refund(key: string, ticket: unknown, units: number, quota: Quota): PromiseLike<boolean>;
+  /**
+   * Records `points` units against `key` without asking (see `RateLimiter.penalty`).
+   * @returns what a peek of cost 1 reports right after.
+   */
+  penalty(key: string, nowMs: number, points: number, quota: Quota): PromiseLike<RateLimitResult>;
+  /** Blocks `key` for `blockMs` milliseconds from now, replacing any block it had. */
+  block(key: string, nowMs: number, blockMs: number, quota: Quota): PromiseLike<void>;
+  /**
+   * Deletes everything the store keeps for `key`, shared state and block included.
+   * @returns whether anything was there.
+   */
+  delete(key: string): PromiseLike<boolean>;
+}
+
+/** @internal Whether `store` offers the refunding capability. */
+export function isRefunding(store: RateLimitStore): store is RefundingStore {
+  const s = store as Partial<RefundingStore>;
+  return typeof s.reserve === 'function' && typeof s.refund === 'function' && typeof s.penalty === 'function' && typeof s.block === 'function' && typeof s.delete === 'function';
 }
