@@ -69,7 +69,8 @@ l_check = function(key, threshold, window_ms, cost, given)
       -- this script did not write fails the check, which writes nothing.
       -- \`<time>-<n>\`, or \`<time>-<n>:<reservation>\`: n is the six digits after the time.
       local p = #fmt(newest) + 2
-      if string.sub(last[1], p - 1, p - 1) == '-' then seq = tonumber(string.sub(last[1], p, p + 5)) end
+      seq = nil
+      if string.sub(last[1], 1, p - 1) == fmt(newest) .. '-' then seq = tonumber(string.sub(last[1], p, p + 5)) end
       if seq == nil then error({ err = 'ERR ratewarden: the sorted set ' .. key .. ' holds a member it did not write: ' .. string.sub(last[1], 1, 100) }) end
       seq = seq + 1
     end
