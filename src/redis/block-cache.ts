@@ -26,22 +26,50 @@
  * window frees load sooner: GCRA converts the debt, the log drops older entries). It never admits
  * what Redis would refuse. `RateLimiter.reset(user)` in this process drops the entry.
  *
+ * **Blocks and refunds (issue 22).** A refusal by a block (`blockSeconds`, a manual `block`) is
+ * kept until the block ends and answers the refused cost only: while a key is blocked nothing is
+ * recorded on it, so Redis's answer only counts down. A quota whose refused attempts extend
+ * blocks (`extendBlock`) is never answered here (each attempt must reach Redis to restart the
+ * block). A refund, penalty, block or delete through this process drops the key's entry. The
+ * bound above is unchanged, and covers these too: another process's refund, `delete`, or manual
+ * `block` that replaces a longer one removes load this process does not see, so it may refuse
+ * what Redis would allow for at most the `retryAfter` of the refusal it cached, which for a
+ * block is up to the block's remaining time.
+ *
  * @module
  */
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
-import { TICKS_PER_MS, onGrid } from '../time.js';
+import { outcome } from '../result.js';
+import { TICKS_PER_MS, onGrid, retryAfterSeconds } from '../time.js';
 import type { BlockMemo, RedisAlgorithm } from './algorithm.js';
 
 /** One cached refusal: the common fields, and what the algorithm's rule kept. */
 interface Block {
   readonly threshold: number;
   readonly windowMs: number;
+  /** The quota's `blockMs` (0 when it blocks nothing): a quota that blocks differently decides differently. */
+  readonly blockMs: number;
   /** The refusal's time in the cache's clock, ms on the grid of 2^-10 ms. */
   readonly atMs: number;
   /** The refused request's wait from then, ticks: the block holds until it ends. */
   readonly waitTicks: number;
-  readonly memo: BlockMemo;
+  readonly memo: BlockMemo | BlockedMemo;
+}
+
+/**
+ * What is kept of a refusal by a **block** (Redis's `blockSeconds` or a manual `block`): until the
+ * block ends nothing is recorded on the key (every process is refused), so the wait and
+ * `resetAfter` of the same cost only count down; answered for the refused cost only (the wait
+ * past the block's end is the algorithm's, for that cost).
+ */
+interface BlockedMemo {
+  readonly blocked: true;
+  readonly cost: number;
+  /** The refusal's wait, ticks from its time (the block's end, and what the algorithm needs then). */
+  readonly waitTicks: number;
+  /** `resetAfter` at the refusal's time, ms. */
+  readonly resetMs: number;
 }
 
 /**
@@ -118,9 +146,29 @@ export class BlockCache {
       return undefined;
     }
     // A reading behind the refusal's time (a clock that stepped back, another limiter's clock):
-    // the state may be older than the refusal's time, so only Redis can tell.
-    if (block.threshold !== quota.threshold || block.windowMs !== quota.windowMs || cost > quota.threshold || elapsed < 0) return undefined;
-    return this.#algorithm.block.answer(block.memo, block.atMs, reading, cost, quota, this.#limiterTime);
+    // the state may be older than the refusal's time, so only Redis can tell. A quota whose
+    // refused attempts extend a block must reach Redis (each one restarts the block there).
+    if (
+      block.threshold !== quota.threshold ||
+      block.windowMs !== quota.windowMs ||
+      block.blockMs !== (quota.blockMs ?? 0) ||
+      quota.extendBlock === true ||
+      cost > quota.threshold ||
+      elapsed < 0
+    ) {
+      return undefined;
+    }
+    const memo = block.memo;
+    if ('blocked' in memo) {
+      if (cost !== memo.cost) return undefined;
+      const waitMs = (memo.waitTicks - elapsed) / TICKS_PER_MS;
+      const retryAfter = this.#limiterTime
+        ? retryAfterSeconds(reading, onGrid(reading), waitMs, quota.windowSeconds)
+        : retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
+      const resetMs = memo.resetMs - elapsed / TICKS_PER_MS;
+      return outcome(false, 0, retryAfter, quota.threshold, resetMs > 0 ? resetMs : 0);
+    }
+    return this.#algorithm.block.answer(memo, block.atMs, reading, cost, quota, this.#limiterTime);
   }
 
   /**
@@ -136,8 +184,18 @@ export class BlockCache {
     if ((this.#inFlight.get(key) ?? 0) > 1) return;
     // On the grid: the limiter's reading as the script took it; the submission rounded down.
     const base = this.#limiterTime ? onGrid(baseMs) : Math.floor(baseMs * TICKS_PER_MS) / TICKS_PER_MS;
-    const atMs = base + shiftTicks / TICKS_PER_MS;
-    const memo = this.#algorithm.block.remember(atMs, cost, quota, waitTicks, left, state);
+    let atMs: number;
+    let memo: BlockMemo | BlockedMemo | undefined;
+    let holdTicks = waitTicks;
+    if (shiftTicks < 0) {
+      // Refused by a block of -1 - shiftTicks ticks more: kept until the block ends.
+      atMs = base;
+      holdTicks = Math.min(waitTicks, -1 - shiftTicks);
+      memo = { blocked: true, cost, waitTicks, resetMs: this.#algorithm.resetMs(state, quota) };
+    } else {
+      atMs = base + shiftTicks / TICKS_PER_MS;
+      memo = this.#algorithm.block.remember(atMs, cost, quota, waitTicks, left, state);
+    }
     if (memo === undefined) return;
     const blocks = this.#blocks;
     if (blocks.has(key)) blocks.delete(key);
@@ -146,6 +204,6 @@ export class BlockCache {
       const oldest = blocks.keys().next();
       if (oldest.done !== true) blocks.delete(oldest.value);
     }
-    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, atMs, waitTicks, memo });
+    blocks.set(key, { threshold: quota.threshold, windowMs: quota.windowMs, blockMs: quota.blockMs ?? 0, atMs, waitTicks: holdTicks, memo });
   }
 }

@@ -40,6 +40,7 @@ import keySlot from 'cluster-key-slot';
 import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
+import type { StoreReservation } from '../store.js';
 import { MAX_TIMER_MS, unref } from '../timers.js';
 import type { BlockCache } from './block-cache.js';
 import { PER_ENTRY, WAIT_COMMAND_ERROR, WAIT_PAST_DEADLINE, describeReply, entryResult, layCall, toNumber, type Entry } from './protocol.js';
@@ -89,6 +90,50 @@ export function timerDelayMs(timeoutMs: number): number {
   return Math.min(Math.ceil(timeoutMs), MAX_TIMER_MS);
 }
 
+/**
+ * What a unit does: a decision (`consume`, `peek`, a group's), a reservation (a decision with
+ * tickets), or one of the refunding store's other operations (one entry each).
+ */
+export type UnitKind = 'decide' | 'reserve' | 'penalty' | 'refund' | 'block' | 'delete';
+
+/**
+ * @internal What a Redis strategy needs to refund a reservation: the key, the time its units
+ * were recorded at (ticks of 2^-10 ms, on the clock that decided), its reservation id (in its log
+ * members' names, or with its GCRA state), and for the log the first member's number and the
+ * cost. Opaque to the limiter.
+ */
+export interface RedisTicket {
+  readonly redisKey: string;
+  readonly ticks: number;
+  readonly first: number;
+  readonly cost: number;
+  readonly id: string;
+}
+
+/**
+ * @internal The ticket of a reservation that the failure policy decided (Redis did not answer):
+ * nothing of it is in Redis, so its refund gives nothing back (`false`).
+ */
+export const DEGRADED_TICKET: unique symbol = Symbol('ratewarden.redis.degradedTicket');
+
+/** The values of a reservation's ticket in a reply, per entry: its time and first member. */
+const TICKET_VALUES = 2;
+
+/**
+ * This process's part of reservation ids (random, 21 bits) and a counter (32 bits): an id below
+ * 2^53, unique in this process until four billion reservations have been made, and across
+ * processes but for one chance in two million per pair of processes (and then only on the same
+ * key at the same counter).
+ */
+const RESERVATION_BASE = Math.floor(Math.random() * 2 ** 21) * 2 ** 32;
+let reservations = 0;
+
+/** A new reservation id, as the script receives it (a decimal integer below 2^53). */
+function reservationId(): string {
+  reservations = (reservations + 1) % 2 ** 32;
+  return String(RESERVATION_BASE + reservations);
+}
+
 /** Where a unit is. */
 const QUEUED = 0;
 const SENT = 1;
@@ -105,6 +150,11 @@ export interface QueuedEntry extends Entry {
 interface Unit {
   readonly entries: readonly QueuedEntry[];
   readonly record: boolean;
+  readonly kind: UnitKind;
+  /** The operation as laid (`undefined`: a plain decision, `record` says which). */
+  readonly op: string | undefined;
+  /** A reservation's id; `""` for other units. */
+  readonly rid: string;
   /** A group's unit (settled with every entry's result) or a single decision's. */
   readonly group: boolean;
   /** The single decision's block cache, if its strategy has one (groups neither read nor feed it). */
@@ -193,12 +243,46 @@ export class DecisionQueue {
     return this.#unit([entry], record, false, feeds ? cache : undefined, limit.timeoutSeconds, limit.batchSize, record ? algorithm.membersPerUnit * cost : 0);
   }
 
+  /** A single decision that records, with its ticket ({@link single} otherwise). */
+  reserve(limit: RedisLimit, cache: BlockCache | undefined, key: string, nowMs: number, cost: number, quota: Quota): Promise<StoreReservation> {
+    if (cache !== undefined) cache.begin(key);
+    const algorithm = limit.algorithm;
+    const entry: QueuedEntry = { algorithm, redisKey: limit.redisKey(key), nowMs, cost, quota, limit, key };
+    return this.#unit([entry], true, false, cache, limit.timeoutSeconds, limit.batchSize, algorithm.membersPerUnit * cost, 'reserve');
+  }
+
+  /**
+   * One of the refunding store's operations on one key: a penalty of `amount` points (resolves
+   * with a peek of cost 1 right after), a refund of `amount` units of `ticket`'s reservation
+   * (resolves whether they were given back), a block of `amount` ms, a delete (resolves whether
+   * anything was there). Not a decision: the block cache neither answers nor keeps it.
+   */
+  operate(limit: RedisLimit, kind: 'penalty' | 'refund' | 'block' | 'delete', key: string, nowMs: number, amount: number, quota: Quota, ticket?: RedisTicket): Promise<unknown> {
+    const algorithm = limit.algorithm;
+    const redisKey = limit.redisKey(key);
+    // A penalty's reply is a peek of cost 1 (read as such); the others' are not results.
+    const entry: QueuedEntry = { algorithm, redisKey, nowMs, cost: amount, quota, limit, key };
+    let op: string;
+    let members = 0;
+    if (kind === 'penalty') {
+      op = 'p';
+      members = algorithm.membersPerUnit * amount;
+    } else if (kind === 'refund') {
+      const t = ticket as RedisTicket;
+      op = `u${t.ticks} ${t.first} ${t.cost} ${t.id}`;
+    } else op = kind === 'block' ? 'b' : 'x';
+    return this.#unit([entry], true, false, undefined, limit.timeoutSeconds, limit.batchSize, members, kind, op);
+  }
+
   /**
    * Decides a group's entries (their keys in one slot) all or nothing: every entry checked and,
    * only when `record` and every one allows, every one recorded. Times out after the longest of
    * the limits' timeouts; fails by the limits' failure policies (all or nothing across them).
    */
-  group(entries: readonly QueuedEntry[], record: boolean): Promise<RateLimitResult[]> {
+  group(entries: readonly QueuedEntry[], record: boolean): Promise<RateLimitResult[]>;
+  /** {@link group}, recording, with each entry's ticket. */
+  group(entries: readonly QueuedEntry[], record: true, reserve: true): Promise<StoreReservation[]>;
+  group(entries: readonly QueuedEntry[], record: boolean, reserve = false): Promise<RateLimitResult[] | StoreReservation[]> {
     let timeoutSeconds = 0;
     let batchSize = Infinity;
     let members = 0;
@@ -207,7 +291,7 @@ export class DecisionQueue {
       if (e.limit.batchSize < batchSize) batchSize = e.limit.batchSize;
       if (record) members += e.algorithm.membersPerUnit * e.cost;
     }
-    return this.#unit(entries, record, true, undefined, timeoutSeconds, batchSize, members);
+    return this.#unit(entries, record, true, undefined, timeoutSeconds, batchSize, members, reserve ? 'reserve' : 'decide');
   }
 
   /** A new unit, submitted: its promise settles with its result (single) or results (group). */
@@ -219,11 +303,17 @@ export class DecisionQueue {
     timeoutSeconds: number,
     batchSize: number,
     members: number,
+    kind: UnitKind = 'decide',
+    op?: string,
   ): Promise<T> {
+    const rid = kind === 'reserve' ? reservationId() : '';
     return new Promise<T>((resolve, reject) => {
       this.#submit({
         entries,
         record,
+        kind,
+        op: kind === 'reserve' ? `v${rid}` : op,
+        rid,
         group,
         cache,
         timeoutMs: timeoutSeconds * 1000,
@@ -404,22 +494,29 @@ export class DecisionQueue {
       return;
     }
     let n = 0;
-    for (const u of batch) n += u.entries.length;
+    let ticketValues = 0;
+    for (const u of batch) {
+      n += u.entries.length;
+      if (u.kind === 'reserve') ticketValues += u.entries.length * TICKET_VALUES;
+    }
     if (reply.length === 2 && toNumber(reply[0]) === -1 && batch.every((u) => u.deadlineUs !== undefined) && link.learn(reply[1])) {
       // The script started after the latest deadline: nothing was written.
       for (const u of batch) this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
       return;
     }
-    if (reply.length !== n * PER_ENTRY + 1 || !link.learn(reply[n * PER_ENTRY])) {
+    if (reply.length !== n * PER_ENTRY + ticketValues + 1 || !link.learn(reply[n * PER_ENTRY + ticketValues])) {
       this.#failAll(batch, new RateWardenRedisReplyError(describeReply(reply)));
       return;
     }
     const redisTime = this.#redisTime;
     let o = 0;
+    let t = n * PER_ENTRY;
     for (const u of batch) {
       const entries = u.entries;
       const at = o;
       o += entries.length * PER_ENTRY;
+      const tickets = t;
+      if (u.kind === 'reserve') t += entries.length * TICKET_VALUES;
       if (u.state === DONE) continue;
       const wait0 = toNumber(reply[at]);
       if (wait0 === WAIT_COMMAND_ERROR && typeof reply[at + 1] === 'string' && reply[at + 1] !== '') {
@@ -431,11 +528,24 @@ export class DecisionQueue {
         this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
         continue;
       }
+      const kind = u.kind;
+      if (kind === 'refund' || kind === 'block' || kind === 'delete') {
+        const value = toNumber(reply[at]);
+        if (!Number.isSafeInteger(value) || value < 0 || (kind === 'refund' && value > 1) || (kind === 'delete' && value > 2)) {
+          this.#fail(u, new RateWardenRedisReplyError(describeReply(reply.slice(at, at + PER_ENTRY))), undefined);
+          continue;
+        }
+        this.#done(u, undefined);
+        u.resolve((kind === 'block' ? undefined : value > 0) as never);
+        continue;
+      }
       const results: RateLimitResult[] = [];
       let allowed = true;
       for (let j = 0; j < entries.length; j++) {
         const b = at + j * PER_ENTRY;
-        const result = entryResult(entries[j] as QueuedEntry, toNumber(reply[b]), toNumber(reply[b + 1]), toNumber(reply[b + 2]), toNumber(reply[b + 3]), redisTime);
+        // A penalty's reply is a peek of cost 1.
+        const entry = kind === 'penalty' ? { ...(entries[j] as QueuedEntry), cost: 1 } : (entries[j] as QueuedEntry);
+        const result = entryResult(entry, toNumber(reply[b]), toNumber(reply[b + 1]), toNumber(reply[b + 2]), toNumber(reply[b + 3]), redisTime);
         if (result === undefined) break;
         if (!result.allowed) allowed = false;
         results.push(result);
@@ -456,6 +566,24 @@ export class DecisionQueue {
         }
       }
       this.#done(u, undefined);
+      if (kind === 'reserve') {
+        const reserved = results.map((result, j): StoreReservation => {
+          if (!allowed) return { result, ticket: undefined };
+          const e = entries[j] as QueuedEntry;
+          const ticks = toNumber(reply[tickets + j * TICKET_VALUES]);
+          const first = toNumber(reply[tickets + j * TICKET_VALUES + 1]);
+          const ticket: RedisTicket = { redisKey: e.redisKey, ticks, first, cost: e.cost, id: u.rid };
+          return { result, ticket: Object.freeze(ticket) };
+        });
+        if (allowed && !reserved.every((r) => Number.isSafeInteger((r.ticket as RedisTicket).ticks) && Number.isSafeInteger((r.ticket as RedisTicket).first))) {
+          // Recorded, but the ticket is unreadable: reported as such (the reservation cannot be
+          // refunded; a tampered reply).
+          u.reject(new RateWardenRedisReplyError(describeReply(reply.slice(tickets, tickets + entries.length * TICKET_VALUES))));
+          continue;
+        }
+        u.resolve((u.group ? reserved : reserved[0]) as never);
+        continue;
+      }
       if (u.group) u.resolve(results as never);
       else u.resolve(results[0] as never);
     }
@@ -482,20 +610,39 @@ export class DecisionQueue {
     queueMicrotask(() => {
       for (const l of limits) notifyError(l, error, keys);
     });
+    const kind = u.kind;
+    // Penalties, blocks and deletes have no degraded outcome: they fail under every policy.
+    if (kind === 'penalty' || kind === 'block' || kind === 'delete') {
+      u.reject(error);
+      return;
+    }
     for (const l of limits) {
       if (l.onFailure === 'throw') {
         u.reject(error);
         return;
       }
     }
+    // A refund under any other policy gives nothing back: `false` (never more permissive).
+    if (kind === 'refund') {
+      u.resolve(false as never);
+      return;
+    }
+    // A reservation decided by the policy: its ticket refunds nothing (Redis never saw it).
+    const reserve = kind === 'reserve';
+    const ticketed = (results: RateLimitResult[]): StoreReservation[] => {
+      const allowed = results.every((r) => r.allowed);
+      return results.map((result) => ({ result, ticket: allowed ? DEGRADED_TICKET : undefined }));
+    };
     if (!u.group) {
       const e = entries[0] as QueuedEntry;
-      u.resolve(e.limit.failure.decide(e, u.record) as never);
+      const result = e.limit.failure.decide(e, u.record);
+      u.resolve((reserve ? (ticketed([result])[0] as StoreReservation) : result) as never);
       return;
     }
     const checked = entries.map((e) => e.limit.failure.decide(e, false));
-    if (!u.record || !checked.every((r) => r.allowed)) u.resolve(checked as never);
-    else u.resolve(entries.map((e) => e.limit.failure.decide(e, true)) as never);
+    let results = checked;
+    if (u.record && checked.every((r) => r.allowed)) results = entries.map((e) => e.limit.failure.decide(e, true));
+    u.resolve((reserve ? ticketed(results) : results) as never);
   }
 
   /** Marks `u` settled: its cache's in-flight count, its timer, its slot's queue. */

@@ -60,6 +60,11 @@ export class FailurePolicy {
     return this.#table?.size ?? 0;
   }
 
+  /** Forgets what the local fallback kept for `key` (a deleted key starts afresh here too). */
+  forget(key: string): void {
+    this.#table?.forget(key);
+  }
+
   /** The degraded decision of `request`: recorded when `record`, else checked (`peek`). */
   decide(request: Omit<BatchRequest, 'store'>, record: boolean): RateLimitResult {
     const { cost, quota } = request;

@@ -36,6 +36,12 @@ export interface Entry {
 export interface UnitLayout {
   readonly entries: readonly Entry[];
   readonly record: boolean;
+  /**
+   * The unit's operation, when it is not a plain decision (`record` says `1` or `0`): `v<id>`
+   * reserve, `p` penalty, `u<time> <n0> <cost> <id>` refund, `b` block, `x` delete (see the
+   * script's description).
+   */
+  readonly op?: string | undefined;
   /** The unit's deadline in the server's microseconds (an integer), or `undefined` for none. */
   readonly deadlineUs: number | undefined;
 }
@@ -61,11 +67,15 @@ export function layCall(
     const deadline = unit.deadlineUs;
     if (deadline === undefined) deadlines = false;
     else if (deadline > latest) latest = deadline;
-    args.push(String(entries.length), unit.record ? '1' : '0', deadline === undefined ? '' : String(deadline));
+    const op = unit.op;
+    args.push(String(entries.length), op ?? (unit.record ? '1' : '0'), deadline === undefined ? '' : String(deadline));
     for (const e of entries) {
       keys.push(e.redisKey);
       const quota = e.quota;
-      args.push(e.algorithm.id, String(quota.threshold), String(quota.windowMs), String(e.cost));
+      // A quota that blocks: its block in ms, and `e` when refused attempts extend it.
+      const blockMs = quota.blockMs;
+      const id = blockMs === undefined || blockMs === 0 ? e.algorithm.id : `${e.algorithm.id}${blockMs}${quota.extendBlock === true ? 'e' : ''}`;
+      args.push(id, String(quota.threshold), String(quota.windowMs), String(e.cost));
       // Each entry at its own reading, on the grid of 2^-10 ms, in ticks (an integer; printed exactly).
       if (!redisTime) args.push(String(Math.round(e.nowMs * TICKS_PER_MS)));
     }
@@ -79,6 +89,8 @@ export function layCall(
 /** @internal A unit read back from a call's arguments (for tests and diagnostics). */
 export interface LaidUnit {
   readonly record: boolean;
+  /** The unit's operation as laid: `1`, `0`, or one of {@link UnitLayout.op}'s. */
+  readonly op: string;
   readonly deadlineUs: number | undefined;
   readonly entries: readonly { readonly id: string; readonly threshold: number; readonly windowMs: number; readonly cost: number; readonly ticks: number | undefined }[];
 }
@@ -111,7 +123,8 @@ export function readCall(args: readonly string[]): { mode: string; units: LaidUn
       b += own ? 5 : 4;
     }
     if (b > args.length) throw new Error('not a call of the script: a unit cut short');
-    units.push({ record: args[a + 1] === '1', deadlineUs: args[a + 2] === '' ? undefined : Number(args[a + 2]), entries });
+    const op = String(args[a + 1]);
+    units.push({ record: op !== '0', op, deadlineUs: args[a + 2] === '' ? undefined : Number(args[a + 2]), entries });
     a = b;
   }
   return { mode, units };
@@ -122,7 +135,8 @@ export function readCall(args: readonly string[]): { mode: string; units: LaidUn
  * what the script returns (a misbehaving adapter or a tampered key). `retryAfter` is computed
  * from the wait on the grid as the in-memory strategies do: from the limiter's reading when the
  * script decided with it (`time: "limiter"`), so that a caller who waits it is allowed; from the
- * server's time otherwise (rounded up to the microsecond).
+ * server's time otherwise (rounded up to the microsecond). A blocked entry (`shift` below 0:
+ * `-1 -` the block's remaining ticks) waits from the time given.
  * @param wait - ticks (`0` allowed, positive refused, `-1` never).
  */
 export function entryResult(e: Entry, wait: number, left: number, state: number, shift: number, redisTime: boolean): RateLimitResult | undefined {
@@ -131,7 +145,6 @@ export function entryResult(e: Entry, wait: number, left: number, state: number,
   if (
     !Number.isSafeInteger(wait) ||
     wait < -1 ||
-    wait > 2 * TICKS_PER_MS * quota.windowMs ||
     (wait === -1) !== e.cost > threshold ||
     !Number.isSafeInteger(left) ||
     (left < 0 && !(e.algorithm.leftMayBeNegative && wait !== 0)) ||
@@ -139,19 +152,21 @@ export function entryResult(e: Entry, wait: number, left: number, state: number,
     !Number.isSafeInteger(state) ||
     state < 0 ||
     !Number.isSafeInteger(shift) ||
-    shift < 0
+    (shift < 0 && wait === 0)
   ) {
     return undefined;
   }
+  // Beyond one window only after a penalty or with a block: both bounded by the largest debt or
+  // block the script writes (below 2^53 ticks).
   const resetMs = e.algorithm.resetMs(state, quota);
-  if (!(resetMs <= quota.windowMs)) return undefined;
+  if (!Number.isFinite(resetMs)) return undefined;
   const remaining = left < 0 ? 0 : left;
   if (wait === 0) return outcome(true, remaining, 0, threshold, resetMs);
   if (wait === -1) return outcome(false, remaining, Infinity, threshold, resetMs);
   const waitMs = wait / TICKS_PER_MS;
   let retryAfter: number;
   if (redisTime) retryAfter = retryAfterSeconds(0, 0, waitMs, quota.windowSeconds);
-  else if (shift === 0) retryAfter = retryAfterSeconds(e.nowMs, onGrid(e.nowMs), waitMs, quota.windowSeconds);
+  else if (shift <= 0) retryAfter = retryAfterSeconds(e.nowMs, onGrid(e.nowMs), waitMs, quota.windowSeconds);
   else {
     // The time decided at: the reading on the grid, or later when the key's state was ahead.
     const at = onGrid(e.nowMs) + shift / TICKS_PER_MS;

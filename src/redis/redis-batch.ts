@@ -8,7 +8,7 @@
  */
 import { RateWardenRangeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import type { BatchRequest, StoreBatch } from '../store.js';
+import type { BatchRequest, StoreBatch, StoreReservation } from '../store.js';
 import { queueFor, type DecisionQueue, type QueuedEntry } from './decision-queue.js';
 import { hashTag } from './keys.js';
 import { redisLimitOf } from './redis-limit.js';
@@ -36,6 +36,18 @@ export class RedisBatch implements StoreBatch {
   }
 
   decideAll(requests: readonly BatchRequest[], record: boolean): Promise<readonly RateLimitResult[]> {
+    return this.#decide(requests, record, false) as Promise<readonly RateLimitResult[]>;
+  }
+
+  /**
+   * {@link decideAll} recording, with a ticket per limit for its store's `refund` (`undefined`
+   * for every limit when the group was refused). One script call, as `decideAll`.
+   */
+  reserveAll(requests: readonly BatchRequest[]): Promise<readonly StoreReservation[]> {
+    return this.#decide(requests, true, true) as Promise<readonly StoreReservation[]>;
+  }
+
+  #decide(requests: readonly BatchRequest[], record: boolean, reserve: boolean): Promise<readonly RateLimitResult[] | readonly StoreReservation[]> {
     const entries = requests.map((r): QueuedEntry => {
       const limit = redisLimitOf(r.store);
       return { algorithm: limit.algorithm, redisKey: limit.redisKey(r.key), nowMs: r.nowMs, cost: r.cost, quota: r.quota, limit, key: r.key };
@@ -46,9 +58,9 @@ export class RedisBatch implements StoreBatch {
       );
     }
     if (entries.length > 1 && this.#link.cluster && new Set(entries.map((e) => hashTag(e.redisKey))).size > 1) {
-      return this.#decideAcrossSlots(entries, record);
+      return this.#decideAcrossSlots(entries, record, reserve);
     }
-    return this.#queue.group(entries, record);
+    return reserve ? this.#queue.group(entries, true, true) : this.#queue.group(entries, record);
   }
 
   /**
@@ -58,7 +70,7 @@ export class RedisBatch implements StoreBatch {
    * slots: another process may take the last slot of one limit in between, and the limits already
    * recorded then stay recorded (the group reports the refusal).
    */
-  async #decideAcrossSlots(entries: readonly QueuedEntry[], record: boolean): Promise<readonly RateLimitResult[]> {
+  async #decideAcrossSlots(entries: readonly QueuedEntry[], record: boolean, reserve: boolean): Promise<readonly RateLimitResult[] | readonly StoreReservation[]> {
     const slots = new Map<string, number[]>();
     entries.forEach((e, i) => {
       const tag = hashTag(e.redisKey);
@@ -82,7 +94,27 @@ export class RedisBatch implements StoreBatch {
       return results;
     };
     const checked = await run(false);
-    if (!record || !checked.every((r) => r.allowed)) return checked;
-    return run(true);
+    if (!reserve) {
+      if (!record || !checked.every((r) => r.allowed)) return checked;
+      return run(true);
+    }
+    if (!checked.every((r) => r.allowed)) return checked.map((result) => ({ result, ticket: undefined }));
+    // Recorded per slot with tickets; a slot refused in between leaves the others recorded (as
+    // above), and then no ticket is given (the group reports the refusal).
+    const reserved = new Array<StoreReservation>(entries.length);
+    await Promise.all(
+      [...slots.values()].map(async (indexes) => {
+        const decided = await this.#queue.group(
+          indexes.map((i) => entries[i] as QueuedEntry),
+          true,
+          true,
+        );
+        indexes.forEach((i, j) => {
+          reserved[i] = decided[j] as StoreReservation;
+        });
+      }),
+    );
+    if (reserved.every((r) => r.result.allowed)) return reserved;
+    return reserved.map((r) => ({ result: r.result, ticket: undefined }));
   }
 }

@@ -9,12 +9,12 @@
 import { checkKnownKeys, checkObject, knownOptions, optionalFunction, rangeError, typeError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
-import type { BatchingStore, CachingStore, StoreBatch } from '../store.js';
+import type { BatchingStore, CachingStore, RefundingStore, StoreBatch, StoreReservation } from '../store.js';
 import { MAX_TIMER_MS } from '../timers.js';
 import type { RedisAlgorithm } from './algorithm.js';
 import { BlockCache } from './block-cache.js';
 import { toRedisAdapter } from './client.js';
-import { queueFor, type DecisionQueue } from './decision-queue.js';
+import { DEGRADED_TICKET, queueFor, type DecisionQueue, type RedisTicket } from './decision-queue.js';
 import { FAILURE_POLICIES, FailurePolicy, type RedisFailurePolicy } from './failure-policy.js';
 import { escapeKey } from './keys.js';
 import { batchFor, type RedisBatch } from './redis-batch.js';
@@ -78,7 +78,12 @@ export interface RedisStrategyOptions {
    */
   readonly timeoutSeconds?: number;
   /**
-   * What to do when Redis fails or times out: see {@link RedisFailurePolicy}.
+   * What to do when Redis fails or times out: see {@link RedisFailurePolicy}. It decides
+   * **decisions** (`consume`, `peek`, `reserve`, groups). The refunding operations follow one
+   * rule: a refund resolves `false` (nothing given back) under every policy but `"throw"`,
+   * which rejects, and a reservation the policy decided refunds nothing; `penalty`, `block`
+   * and `delete` reject under every policy (they have no honest degraded outcome). A failed call
+   * leaves Redis as it was (but for the lost-reply case of {@link timeoutSeconds}).
    * @default "throw"
    */
   readonly onFailure?: RedisFailurePolicy;
@@ -145,8 +150,14 @@ export interface RedisStrategyOptions {
    * `retryAfter` of the refusal it cached: the key deleted or reset elsewhere (another process's
    * reset, a `DEL`), evicted by Redis (a `maxmemory` policy that evicts keys with an expiry), or
    * decided by another process under a different limit (a tier change it saw first: under a
-   * shorter window it frees load sooner). It never allows what Redis would refuse.
-   * `RateLimiter.reset(user)` in this process drops the entry. Degraded results (failure
+   * shorter window it frees load sooner), or given back elsewhere (another process's
+   * {@link RedisStrategy.refund | refund}, `delete`, or a manual `block` replacing a longer one).
+   * It never allows what Redis would refuse. A refusal by a **block** is cached until the block
+   * ends (so the bound is then up to the block's remaining time: turn the cache off, or lift
+   * blocks with `delete` in every process, where an administrator's unblock must take effect at
+   * once); with `extendBlock` the cache never answers (each attempt must restart the block in
+   * Redis). `RateLimiter.reset(user)`, and a refund, penalty, block or delete, in this process
+   * drop the entry. Degraded results (failure
    * policies) are never cached, and `RateLimitGroup` decisions neither read nor feed it. Memory:
    * one entry per key refused recently (about 125 bytes plus the key string, measured over
    * 200,000 entries), the oldest evicted first past the size.
@@ -177,12 +188,29 @@ const MAX_WINDOW_SECONDS = 100_000_000;
  * be extended outside ratewarden (its constructor is internal); use it for `instanceof` checks.
  *
  * `RateLimiter.reset(user)` does not touch Redis (the limiter keeps nothing per key with a
- * store): to forget a user's shared state, delete its key, {@link redisKey}`(id)`.
+ * store): to forget a user's shared state, {@link delete} it (`RateLimiter.delete(user)`).
+ *
+ * **Refunds, penalties, blocks (issue 22):** a {@link RefundingStore}: {@link reserve},
+ * {@link refund}, {@link penalty}, {@link block} and {@link delete} each run inside the same one
+ * script as the decisions (one round trip, the server's clock, atomic with the key's decisions,
+ * batched with them and under the same deadlines). With a quota's `blockSeconds`, a refused
+ * request (a cost up to the threshold) blocks its key in every process: a second key next to the
+ * state, `redisKey(id) + ":block"` (the same hash slot, so Cluster works), holding the block's end
+ * and expiring with it; a blocked key is refused without being recorded, `remaining: 0`,
+ * `retryAfter` the block's remaining time plus what the algorithm would still make the request
+ * wait at its end, `resetAfter` at least the block's remaining time. Every decision reads the
+ * block key (one `GET` of a missing key in the common case).
  */
-export abstract class RedisStrategy implements BatchingStore, CachingStore {
+export abstract class RedisStrategy implements BatchingStore, CachingStore, RefundingStore {
   abstract readonly name: string;
   /** Always `true`: each decision is one script, atomic in Redis; the limiter takes no lock. */
   readonly atomic = true;
+  /**
+   * Always `true`: the script applies the quota's `blockMs` and `extendBlock` inside each
+   * decision (see {@link reserve}'s class description of blocks), so a limiter with
+   * `blockSeconds` can use a Redis strategy.
+   */
+  readonly blocks = true;
   /**
    * 100,000,000 seconds (about 3 years): the script's waits, integer ticks of 2^-10 ms, stay
    * below 2^53, and Redis's expiry times and integer replies in range.
@@ -304,6 +332,116 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
   }
 
   /**
+   * {@link consume} that also returns a ticket for {@link refund} (`ticket: undefined` when the
+   * request was refused). The same decision, in the same script call, with no extra round trip:
+   * a reservation's units are marked with its id (the log's members are named
+   * `<time>-<n>:<id>`, GCRA's state keeps the id), so that its refund finds exactly them, never
+   * another decision's, also after the key was deleted and written again. Used by
+   * `RateLimiter.reserve`. A reservation decided by the failure policy (Redis unreachable) has a
+   * ticket whose refund gives nothing back.
+   * @param key - the user id.
+   * @param nowMs - the limiter's clock, **milliseconds** (used under `time: "limiter"`).
+   * @param cost - a positive safe integer.
+   * @param quota - the quota to enforce.
+   */
+  reserve(key: string, nowMs: number, cost: number, quota: Quota): Promise<StoreReservation> {
+    const cache = this.#cache;
+    if (cache !== undefined && cache.size > 0) {
+      const cached = cache.answer(key, nowMs, performance.now(), cost, quota);
+      if (cached !== undefined) return Promise.resolve({ result: cached, ticket: undefined });
+    }
+    return this.#queue.reserve(this.#limit, cache, key, nowMs, cost, quota);
+  }
+
+  /**
+   * Gives back `units` of the reservation `ticket` describes, in one script call, atomically with
+   * the key's decisions. Resolves `true` when they were given back, `false` for the documented
+   * no-ops:
+   * - **sliding-window log:** removes `units` of that reservation's own members (the highest
+   *   numbered first), wherever later entries are: the key is then exactly as if those units had
+   *   never been recorded. `false` (nothing removed) when fewer than `units` of them are left:
+   *   they expired (under `time: "redis"`, as soon as the window has passed, by the server's
+   *   clock; under `time: "limiter"`, once a later decision dropped them), a penalty trimmed them,
+   *   the key was deleted or expired, or they were refunded already.
+   * - **GCRA:** the theoretical arrival time goes back by `units × window / threshold` only when
+   *   the reservation's write is still the key's last (nothing else was recorded, penalised or
+   *   converted to another limit since; its own earlier partial refunds excepted) and the key is
+   *   still there: the key is then exactly as if those units had not been taken. Otherwise
+   *   `false`: giving back without the history would be more permissive than never having made
+   *   the request. A key whose theoretical arrival time has passed has expired from Redis (under
+   *   `time: "redis"`): `false`, and nothing would change anyway.
+   * A refund is not a decision: the block cache's entry for the key is dropped (this process
+   * then asks Redis). Another process's refund is not seen by this process's cache: see the
+   * cache's bound ({@link RedisStrategyOptions.blockCacheSize}).
+   *
+   * **When Redis fails:** under `onFailure: "throw"` the promise rejects (the refund did not
+   * happen: a call that timed out before the script started writes nothing); under the other
+   * policies it resolves `false` (nothing given back: never more permissive). A ticket of a
+   * reservation the failure policy decided resolves `false` at once (Redis never recorded it;
+   * the local fallback keeps what it allowed).
+   * @param key - the user id of the reservation.
+   * @param ticket - the reservation's ticket, as {@link reserve} or the batch's `reserveAll`
+   *   returned it.
+   * @param units - a positive safe integer, at most what is left to refund (the limiter checks).
+   * @param quota - the reservation's quota.
+   * @throws {RateWardenTypeError} (as a rejection) when `ticket` is not a ticket of a Redis
+   *   strategy for `key` on this strategy's prefix.
+   */
+  refund(key: string, ticket: unknown, units: number, quota: Quota): Promise<boolean> {
+    if (ticket === DEGRADED_TICKET) return Promise.resolve(false);
+    const redisKey = this.redisKey(key);
+    const t = ticket as Partial<RedisTicket> | null;
+    if (t === null || typeof t !== 'object' || t.redisKey !== redisKey || typeof t.id !== 'string' || !Number.isSafeInteger(t.ticks) || !Number.isSafeInteger(t.first) || !Number.isSafeInteger(t.cost)) {
+      return Promise.reject(typeError('ticket', `a ticket of a reservation of this strategy for ${JSON.stringify(key)}`, ticket));
+    }
+    this.#cache?.forget(key);
+    return this.#queue.operate(this.#limit, 'refund', key, 0, units, quota, t as RedisTicket) as Promise<boolean>;
+  }
+
+  /**
+   * Records `points` units against `key` now without asking, in one script call: the log adds
+   * `points` members at now and keeps only the newest `threshold` (so the penalty counts even
+   * when the limit is exhausted); GCRA moves its theoretical arrival time to
+   * `max(TAT, now) + points × window / threshold` (beyond one window after repeated penalties:
+   * `retryAfter` may then exceed the window). Starts no block. Resolves to what a peek of cost 1
+   * reports right after (a blocked key's block included). The block cache's entry for the key is
+   * dropped. Rejects when Redis fails, under every failure policy (a penalty has no degraded
+   * outcome; a call that timed out before the script started wrote nothing).
+   * @param points - a positive safe integer, at most the quota's threshold (the limiter checks).
+   */
+  penalty(key: string, nowMs: number, points: number, quota: Quota): Promise<RateLimitResult> {
+    this.#cache?.forget(key);
+    return this.#queue.operate(this.#limit, 'penalty', key, nowMs, points, quota) as Promise<RateLimitResult>;
+  }
+
+  /**
+   * Blocks `key` for `blockMs` **milliseconds** from now (the server's clock, or the limiter's
+   * under `time: "limiter"`), replacing any block it had, in one script call: a key of its own next
+   * to the state (`redisKey(key) + ":block"`, the same hash slot), holding the block's end and
+   * expiring with it. While blocked, every decision on the key by every process is refused
+   * without being recorded, with `retryAfter` the block's remaining time plus whatever the
+   * algorithm would still make the request wait at the block's end. Rejects when Redis fails,
+   * under every failure policy.
+   * @param blockMs - a positive whole number of milliseconds (the limiter validates `seconds`).
+   */
+  block(key: string, nowMs: number, blockMs: number, quota: Quota): Promise<void> {
+    this.#cache?.forget(key);
+    return this.#queue.operate(this.#limit, 'block', key, nowMs, blockMs, quota) as Promise<void>;
+  }
+
+  /**
+   * Deletes everything kept for `key`: its state and its block in Redis (one `DEL` in the
+   * script), its block cache entry and what the local fallback kept for it in this process.
+   * Resolves whether Redis held anything for it. Rejects when Redis fails, under every failure
+   * policy (this process's entries are dropped all the same).
+   */
+  delete(key: string): Promise<boolean> {
+    this.#cache?.forget(key);
+    this.#limit.failure.forget(key);
+    return this.#queue.operate(this.#limit, 'delete', key, 0, 1, DELETE_QUOTA) as Promise<boolean>;
+  }
+
+  /**
    * Drops what this process keeps for `key` (its block cache entry); called by
    * `RateLimiter.reset(user)`. The shared state in Redis is not touched: delete
    * {@link redisKey}`(key)` for that.
@@ -313,6 +451,9 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore {
     this.#cache?.forget(key);
   }
 }
+
+/** A delete needs no quota; the layout sends one all the same. */
+const DELETE_QUOTA: Quota = Object.freeze({ threshold: 1, windowMs: 1, windowSeconds: 0.001 });
 
 /** The largest {@link RedisStrategyOptions.batchSize}. */
 const MAX_BATCH_SIZE = 1_000;

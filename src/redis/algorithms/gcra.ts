@@ -38,33 +38,40 @@ local function repay(need, rate)
   return m
 end
 local function whole(x, lo, hi) return x == x and x >= lo and x <= hi and x % 1 == 0 end
+-- The state: time, debt, threshold, window; a reservation's id after them (40 bytes) when the
+-- last write was a reservation's. Fails, before any write, on anything else.
+local function g_read(key)
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  local at, d, ot, ow, id = 0, 0, 0, 0, 0
+  if #raw == 32 then at, d, ot, ow = struct.unpack('<dddd', raw)
+  elseif #raw == 40 then at, d, ot, ow, id = struct.unpack('<ddddd', raw) end
+  -- Only state this script writes: whole numbers in range (a time in ticks within the limiter's
+  -- ±2^47 ms; a debt below 2^53, penalties included).
+  if not (whole(ot, 1, 2 ^ 53) and whole(ow, 1, 2 ^ 53) and whole(at, -(2 ^ 58), 2 ^ 58) and whole(d, 0, 2 ^ 53) and whole(id, 0, 2 ^ 53)) then
+    error({ err = 'ERR ratewarden: ' .. key .. ' does not hold GCRA state written by ratewarden' })
+  end
+  return at, d, ot, ow, id
+end
 g_check = function(key, threshold, window_ms, cost, given)
   local window = window_ms * 1024
   local span = threshold * window
   local now = given
   local debt = 0
   local changed = false
-  local raw = redis.call('GET', key)
-  if raw then
-    local at, d, ot, ow = 0, 0, 0, 0
-    if #raw == 32 then at, d, ot, ow = struct.unpack('<dddd', raw) end
-    -- Only state this script writes: whole numbers in range (a time in ticks within the limiter's
-    -- ±2^47 ms), else fail before any write.
-    if not (whole(ot, 1, 2 ^ 53) and whole(ow, 1, 2 ^ 53) and whole(at, -(2 ^ 58), 2 ^ 58) and whole(d, 0, ot * ow * 1024)) then
-      error({ err = 'ERR ratewarden: ' .. key .. ' does not hold GCRA state written by ratewarden' })
-    end
+  local at, d, ot, ow = g_read(key)
+  if at then
     if at - now <= ow * 1024 then
       -- A clock behind the last decision counts as at it (as in memory).
       if now < at then now = at end
-      local elapsed = now - at
-      if elapsed < ow * 1024 then
-        debt = d - elapsed * ot
-        if debt < 0 then debt = 0 end
-      end
+      -- Repaid at ot units per tick (a product beyond 2^53 exceeds any debt: 0).
+      local repaid = (now - at) * ot
+      if repaid < d then debt = d - repaid end
       if ot ~= threshold or ow ~= window_ms then
         -- The key's limit changed (a tier): the debt keeps its share of the window.
-        debt = math.ceil(debt / (ot * 1024 * ow) * span)
-        if debt > span then debt = span end
+        local share = debt / (ot * 1024 * ow)
+        debt = math.ceil(share * span)
+        if share <= 1 and debt > span then debt = span end
         changed = true
       end
     end
@@ -72,22 +79,52 @@ g_check = function(key, threshold, window_ms, cost, given)
   local needed = debt + cost * window
   local wait = 0
   if cost > threshold then wait = -1 elseif needed > span then wait = repay(needed - span, threshold) end
-  return wait, math.floor((span - debt) / window), debt, now - given, key, now, threshold, window_ms, needed, changed
+  -- After a penalty the debt may exceed the window: nothing remains.
+  local left = math.floor((span - debt) / window)
+  if left < 0 then left = 0 end
+  return wait, left, debt, now - given, key, now, threshold, window_ms, needed, changed
 end
-local function g_set(shift, key, now, threshold, window_ms, debt)
+local function g_set(shift, key, now, threshold, window_ms, debt, id)
   local px = math.ceil((debt / threshold + shift) / 1024)
   if px < min_px then px = min_px end
-  redis.call('SET', key, struct.pack('<dddd', now, debt, threshold, window_ms), 'PX', px)
+  local packed
+  if id then packed = struct.pack('<ddddd', now, debt, threshold, window_ms, id)
+  else packed = struct.pack('<dddd', now, debt, threshold, window_ms) end
+  redis.call('SET', key, packed, 'PX', px)
 end
 g_commit = function(left, state, shift, key, now, threshold, window_ms, needed)
-  g_set(shift, key, now, threshold, window_ms, needed)
+  -- A reservation's id is kept with the state: its refund applies only while no other write
+  -- has been made since.
+  local id = nil
+  if rid then id = tonumber(rid) end
+  g_set(shift, key, now, threshold, window_ms, needed, id)
   local window = window_ms * 1024
-  return math.floor((threshold * window - needed) / window), needed
+  return math.floor((threshold * window - needed) / window), needed, 0
 end
 g_tidy = function(left, state, shift, key, now, threshold, window_ms, needed, changed)
   -- A decision (not a peek) under a changed limit: the new limit applies from now on,
   -- whatever the outcome (as in memory), so that a refusal's wait holds.
   if changed then g_set(shift, key, now, threshold, window_ms, state) end
+end
+-- The reply's state (the debt, in 1 / threshold tick) of a key blocked for ticks more.
+g_bstate = function(state, ticks, threshold)
+  if ticks * threshold > state then return ticks * threshold end
+  return state
+end
+-- TAT = max(TAT, now) + points × T, whatever the debt.
+g_penalty = function(key, threshold, window_ms, points, given)
+  local _, _, debt, shift, _, now = g_check(key, threshold, window_ms, 0, given)
+  g_set(shift, key, now, threshold, window_ms, debt + points * window_ms * 1024)
+end
+-- Gives back units of the reservation rid (TAT -= units × T) when its write is still the last
+-- one under the same limit: 1; else 0, nothing written.
+g_refund = function(key, threshold, window_ms, units, t)
+  local at, d, ot, ow, id = g_read(key)
+  if not at or id ~= tonumber(rid) or at ~= t or ot ~= threshold or ow ~= window_ms then return 0 end
+  local back = units * window_ms * 1024
+  if back > d then return 0 end
+  redis.call('SET', key, struct.pack('<ddddd', at, d - back, ot, ow, id), 'KEEPTTL')
+  return 1
 end
 `,
   resetMs(state: number, quota: Quota): number {

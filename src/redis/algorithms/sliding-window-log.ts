@@ -67,7 +67,10 @@ l_check = function(key, threshold, window_ms, cost, given)
     if newest == now then
       -- The newest member carries the last n used at its time; read here, so that a member
       -- this script did not write fails the check, which writes nothing.
-      seq = tonumber(string.sub(last[1], -6))
+      -- \`<time>-<n>\`, or \`<time>-<n>:<reservation>\`: n is the six digits after the time.
+      local p = #fmt(newest) + 2
+      seq = nil
+      if string.sub(last[1], 1, p - 1) == fmt(newest) .. '-' then seq = tonumber(string.sub(last[1], p, p + 5)) end
       if seq == nil then error({ err = 'ERR ratewarden: the sorted set ' .. key .. ' holds a member it did not write: ' .. string.sub(last[1], 1, 100) }) end
       seq = seq + 1
     end
@@ -90,12 +93,15 @@ l_commit = function(left, state, shift, key, now, window, newest, seq, ahead, co
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
   local done = 0
+  -- A reservation's members carry its id, so that its refund finds them and only them.
+  local form = '%.0f-%06d'
+  if rid then form = '%.0f-%06d:' .. rid end
   while done < cost do
     local batch = {}
     local m = math.min(cost - done, 1000)
     for j = 1, m do
       batch[2 * j - 1] = now
-      batch[2 * j] = string.format('%.0f-%06d', now, seq + done + j - 1)
+      batch[2 * j] = string.format(form, now, seq + done + j - 1)
     end
     redis.call('ZADD', key, unpack(batch))
     done = done + m
@@ -103,7 +109,7 @@ l_commit = function(left, state, shift, key, now, window, newest, seq, ahead, co
   local px = math.ceil((window + shift) / 1024)
   if px < min_px then px = min_px end
   redis.call('PEXPIRE', key, px)
-  return left - cost, window
+  return left - cost, window, seq
 end
 l_tidy = function(left, state, shift, key, now, window, newest, seq, ahead)
   if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
@@ -118,6 +124,42 @@ l_tidy = function(left, state, shift, key, now, window, newest, seq, ahead)
       redis.call('PEXPIRE', key, px, 'GT')
     end
   end
+end
+-- The reply's state (ticks until the window is clear) of a key blocked for ticks more.
+l_bstate = function(state, ticks) if ticks > state then return ticks end return state end
+-- Records points entries at now whatever the count, then keeps only the newest threshold.
+l_penalty = function(key, threshold, window_ms, points, given)
+  local _, left, state, shift, _, now, window, newest, seq, ahead = l_check(key, threshold, window_ms, 0, given)
+  l_commit(left, state, shift, key, now, window, newest, seq, ahead, points)
+  -- What is left is live (the commit dropped the expired entries and those ahead).
+  local card = redis.call('ZCARD', key)
+  if card > threshold then redis.call('ZREMRANGEBYRANK', key, 0, card - threshold - 1) end
+end
+-- Removes units of the reservation rid's members (recorded at t, numbered n0 to n0 + cost - 1):
+-- 1 when that many are there (the highest numbers go), else 0 and nothing is removed.
+l_refund = function(key, threshold, window_ms, units, t, n0, cost, given)
+  -- Under the server's clock, entries that have expired are not refunded (the window moved on).
+  if not own_time and given - t >= window_ms * 1024 then return 0 end
+  local there = {}
+  local done = 0
+  while done < cost do
+    local names = {}
+    local m = math.min(cost - done, 1000)
+    for j = 1, m do names[j] = string.format('%.0f-%06d:%s', t, n0 + done + j - 1, rid) end
+    local scores = redis.call('ZMSCORE', key, unpack(names))
+    for j = 1, m do if scores[j] then there[#there + 1] = names[j] end end
+    done = done + m
+  end
+  if #there < units then return 0 end
+  local gone = {}
+  for j = #there - units + 1, #there do gone[#gone + 1] = there[j] end
+  done = 0
+  while done < #gone do
+    local m = math.min(#gone - done, 1000)
+    redis.call('ZREM', key, unpack(gone, done + 1, done + m))
+    done = done + m
+  end
+  return 1
 end
 `,
   resetMs(state: number): number {
