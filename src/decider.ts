@@ -327,10 +327,18 @@ export class Decider<State> {
     this.#blocking = true;
   }
 
-  /** Lifts `key`'s block (in memory); returns whether it was blocked at the latest time. */
+  /**
+   * Lifts `key`'s block (in memory); returns whether it was blocked now (the clock is read; a
+   * failing clock: as of the latest reading, since lifting a block never fails).
+   */
   unblock(key: string): boolean {
     const blocks = this.blocks;
     if (blocks === undefined || blocks.size === 0) return false;
+    try {
+      this.#clock.read(this.quota.windowMs);
+    } catch {
+      // Lifted all the same.
+    }
     return blocks.delete(key, onGrid(this.#clock.latest));
   }
 
