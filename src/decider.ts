@@ -13,8 +13,9 @@
  *
  * @module
  */
+import type { Blocks } from './blocks.js';
 import type { MonotonicClock } from './clock.js';
-import { RateWardenTypeError, rangeError } from './errors.js';
+import { RateWardenTypeError, rangeError, typeError } from './errors.js';
 import type { KeyTable, TableTicket } from './key-table.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import type { Observer } from './observer.js';
@@ -23,6 +24,7 @@ import type { User } from './request.js';
 import type { RateLimitResult } from './result.js';
 import { isRefunding, type RateLimitStore, type RefundingStore } from './store.js';
 import type { Tiers } from './tiers.js';
+import { onGrid, retryAfterSeconds } from './time.js';
 
 /** The next lock's place in the global lock order. */
 let nextId = 0;
@@ -78,6 +80,8 @@ export interface DeciderParts<State> {
   readonly name: string;
   /** Whether the store decides atomically by itself (read once, when the limiter was built). */
   readonly atomic: boolean;
+  /** The blocked keys, for an in-memory strategy; `undefined` for a store (which blocks itself). */
+  readonly blocks?: Blocks | undefined;
 }
 
 /** @internal The core operation of one limiter; see the module description. */
@@ -105,6 +109,15 @@ export class Decider<State> {
   readonly #tiers: Tiers | undefined;
   /** Whether a store's decisions run under the key's lock (a store that is not atomic). */
   readonly #locking: boolean;
+  /** The blocked keys, in memory ({@link DeciderParts.blocks}). */
+  readonly blocks: Blocks | undefined;
+  /** Whether a quota of this limiter (the default, or a tier met so far) blocks on refusal. */
+  #quotaBlocks = false;
+  /**
+   * Whether an in-memory decision must look at blocks: a quota that blocks was met, or a key is
+   * blocked (or was: cleared by sweeps). The one check blocks add to a decision without them.
+   */
+  #blocking = false;
 
   /** @param parts - the validated units ({@link DeciderParts}). */
   constructor(parts: DeciderParts<State>) {
@@ -119,6 +132,35 @@ export class Decider<State> {
     const lock = this.store === undefined ? { mutex: new KeyedMutex(), order: nextId++ } : lockOf(this.store);
     this.mutex = lock.mutex;
     this.lockOrder = lock.order;
+    this.blocks = parts.blocks;
+    this.#quotaBuilt(this.quota, 'blockSeconds');
+    if (this.#tiers !== undefined) {
+      this.#tiers.onQuota = (quota) => {
+        this.#quotaBuilt(quota, 'limitFor().blockSeconds');
+      };
+    }
+  }
+
+  /**
+   * Takes note of a quota of this limiter (the default one, or a tier's when first built): in
+   * memory, one that blocks makes decisions look at blocks; with a store, one that blocks needs a
+   * store that blocks.
+   * @throws {RateWardenTypeError} naming `name` when the quota blocks and the store cannot.
+   */
+  #quotaBuilt(quota: Quota, name: string): void {
+    const blockMs = quota.blockMs ?? 0;
+    if (blockMs === 0) return;
+    const store = this.store;
+    if (store === undefined) {
+      this.#quotaBlocks = true;
+      this.#blocking = true;
+    } else if (!isRefunding(store) || (store as { blocks?: unknown }).blocks !== true) {
+      throw typeError(
+        name,
+        `0 with the store \`${this.name}\`, which does not block keys (blocking needs a store with \`blocks: true\` and the RefundingStore methods)`,
+        blockMs / 1000,
+      );
+    }
   }
 
   /** The quota for `user`: its tier when `limitFor` chooses one, else the default. */
@@ -158,7 +200,10 @@ export class Decider<State> {
    */
   decideAt(key: string, cost: number, quota: Quota, now: number, record: boolean): RateLimitResult | PromiseLike<RateLimitResult> {
     const table = this.table;
-    if (table !== undefined) return record ? table.consume(key, now, cost, quota) : table.peek(key, now, cost, quota);
+    if (table !== undefined) {
+      if (this.#blocking) return this.#decideBlocking(table, key, cost, quota, now, record);
+      return record ? table.consume(key, now, cost, quota) : table.peek(key, now, cost, quota);
+    }
     const store = this.store as RateLimitStore;
     return record ? store.consume(key, now, cost, quota) : store.peek(key, now, cost, quota);
   }
@@ -172,7 +217,9 @@ export class Decider<State> {
   decideSync(user: User | string, key: string, cost: number, shadow = false): RateLimitResult {
     const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
     const now = this.#clock.read(quota.windowMs);
-    return this.observer.observe(key, cost, (this.table as KeyTable<State>).consume(key, now, cost, quota), quota, shadow);
+    const table = this.table as KeyTable<State>;
+    const result = this.#blocking ? this.#decideBlocking(table, key, cost, quota, now, true) : table.consume(key, now, cost, quota);
+    return this.observer.observe(key, cost, result, quota, shadow);
   }
 
   /**
@@ -181,7 +228,147 @@ export class Decider<State> {
    */
   checkSync(user: User | string, key: string, cost: number): RateLimitResult {
     const quota = this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
-    return (this.table as KeyTable<State>).peek(key, this.#clock.read(quota.windowMs), cost, quota);
+    const now = this.#clock.read(quota.windowMs);
+    const table = this.table as KeyTable<State>;
+    return this.#blocking ? this.#decideBlocking(table, key, cost, quota, now, false) : table.peek(key, now, cost, quota);
+  }
+
+  /**
+   * The in-memory core operation when blocks may apply: a blocked key is refused, recording
+   * nothing ({@link #blockedResult}; a recorded attempt of `cost ≤ threshold` restarts the block
+   * under `extendBlock`); otherwise the strategy decides, and a recorded refusal of a tracked key
+   * with `cost ≤ threshold`, under a quota that blocks, starts a block.
+   */
+  #decideBlocking(table: KeyTable<State>, key: string, cost: number, quota: Quota, now: number, record: boolean): RateLimitResult {
+    const blocked = this.#blockedAt(table, key, cost, quota, now, record);
+    if (blocked !== undefined) return blocked;
+    const result = record ? table.consume(key, now, cost, quota) : table.peek(key, now, cost, quota);
+    return record && !result.allowed ? this.#startBlock(table, key, cost, quota, now, result) : result;
+  }
+
+  /**
+   * The refusal of a blocked `key` at `now`, or `undefined` when it is not blocked (an expired
+   * block is dropped). With `record` (a decision, not a peek) and the quota's `extendBlock`, an
+   * attempt of `cost ≤ threshold` restarts the block first (never shortening it).
+   */
+  #blockedAt(table: KeyTable<State>, key: string, cost: number, quota: Quota, now: number, record: boolean): RateLimitResult | undefined {
+    const blocks = this.blocks as Blocks;
+    if (blocks.size === 0) {
+      // Every block is gone (lifted, or expired and swept): back to the one check per decision.
+      this.#blocking = this.#quotaBlocks;
+      return undefined;
+    }
+    const grid = onGrid(now);
+    let left = blocks.remaining(key, grid);
+    if (left === 0) return undefined;
+    const blockMs = quota.blockMs ?? 0;
+    if (record && quota.extendBlock === true && blockMs > 0 && cost <= quota.threshold) {
+      blocks.extend(key, grid, blockMs);
+      left = blocks.remaining(key, grid);
+    }
+    return this.#blockedResult(table, key, cost, quota, now, grid, left, table.peekAt(key, now, cost, quota).resetAfter);
+  }
+
+  /**
+   * After the strategy refused a recorded request: starts `key`'s block when the quota blocks,
+   * the cost could ever be allowed (`cost ≤ threshold`), and the key is tracked (the strategy
+   * refused it on its own record: a new key refused for want of room under `maxKeys` is not
+   * blocked, so that a flood of new keys cannot fill the blocks). Returns the block's refusal,
+   * or `result` when no block starts.
+   */
+  #startBlock(table: KeyTable<State>, key: string, cost: number, quota: Quota, now: number, result: RateLimitResult): RateLimitResult {
+    const blockMs = quota.blockMs ?? 0;
+    if (blockMs === 0 || cost > quota.threshold || !table.has(key)) return result;
+    const grid = onGrid(now);
+    (this.blocks as Blocks).set(key, grid, blockMs);
+    this.#blocking = true;
+    return this.#blockedResult(table, key, cost, quota, now, grid, blockMs, result.resetAfter);
+  }
+
+  /**
+   * The refusal of a request of `cost` on a key blocked for `leftMs` more milliseconds from
+   * `grid` (`now` on the grid): `remaining: 0`; `retryAfter` the block's remaining time plus what
+   * the strategy would still make the request wait at the block's end (a peek at that later
+   * time; `Infinity` for a cost above the threshold); `resetAfter` the longer of the block's
+   * remaining time and the strategy's `resetAfter` now (`resetAfter`).
+   */
+  #blockedResult(table: KeyTable<State>, key: string, cost: number, quota: Quota, now: number, grid: number, leftMs: number, resetAfter: number): RateLimitResult {
+    const atEnd = table.peekAt(key, grid + leftMs, cost, quota);
+    const waitMs = atEnd.allowed ? leftMs : leftMs + atEnd.retryAfter * 1000;
+    const retryAfter = waitMs === Infinity ? Infinity : retryAfterSeconds(now, grid, waitMs, Infinity);
+    const leftSeconds = leftMs / 1000;
+    // The shape `outcome` gives every result (built here in seconds, not converted from ms).
+    return { allowed: false, remaining: 0, retryAfter, limit: quota.threshold, resetAfter: resetAfter > leftSeconds ? resetAfter : leftSeconds };
+  }
+
+  /**
+   * @internal For `RateLimitGroup`, in memory, right after its check of `key` (at this limiter's
+   * latest time): the refusal of a blocked key, to put in place of the check's `result`; or
+   * `result` when the key is not blocked. Changes no block.
+   */
+  checkBlock(key: string, cost: number, quota: Quota, result: RateLimitResult): RateLimitResult {
+    if (!this.#blocking) return result;
+    const table = this.table as KeyTable<State>;
+    return this.#blockedAt(table, key, cost, quota, this.#clock.latest, false) ?? result;
+  }
+
+  /**
+   * @internal For `RateLimitGroup`, in memory, when its recorded decision is refused and this
+   * member's check `result` refused: a blocked key's attempt restarts its block under
+   * `extendBlock`, another refusal starts one (as a single decision would). Returns the result to
+   * report for the member.
+   */
+  groupRefused(key: string, cost: number, quota: Quota, result: RateLimitResult): RateLimitResult {
+    if (!this.#blocking) return result;
+    const table = this.table as KeyTable<State>;
+    const now = this.#clock.latest;
+    return this.#blockedAt(table, key, cost, quota, now, true) ?? this.#startBlock(table, key, cost, quota, now, result);
+  }
+
+  /** Whether in-memory decisions look at blocks now (a quota that blocks, or a block set). */
+  get blocking(): boolean {
+    return this.#blocking;
+  }
+
+  /**
+   * Blocks `key` for `ms` milliseconds from `now`, replacing any block it had (in memory).
+   */
+  block(key: string, now: number, ms: number): void {
+    (this.blocks as Blocks).set(key, onGrid(now), ms);
+    this.#blocking = true;
+  }
+
+  /**
+   * Lifts `key`'s block (in memory); returns whether it was blocked now (the clock is read; a
+   * failing clock: as of the latest reading, since lifting a block never fails).
+   */
+  unblock(key: string): boolean {
+    const blocks = this.blocks;
+    if (blocks === undefined || blocks.size === 0) return false;
+    try {
+      this.#clock.read(this.quota.windowMs);
+    } catch {
+      // Lifted all the same.
+    }
+    return blocks.delete(key, onGrid(this.#clock.latest));
+  }
+
+  /**
+   * The keys blocked at the latest time (the blocks expired by then are dropped). Reads no
+   * clock. (Once no block is left, the next decision goes back to the path without blocks.)
+   */
+  blockedKeys(): number {
+    const blocks = this.blocks;
+    return blocks === undefined ? 0 : blocks.count(onGrid(this.#clock.latest));
+  }
+
+  /**
+   * Runs `operation` on `key` of a store as its decisions run: under the key's lock, exclusive
+   * for a store that is not atomic, shared for an atomic one (so that it never lands inside a
+   * group's check-then-record of the key).
+   */
+  onKey<T>(key: string, operation: () => PromiseLike<T>): Promise<T> {
+    return this.#locking ? this.mutex.runExclusive(key, operation) : this.mutex.runShared(key, operation);
   }
 
   /**

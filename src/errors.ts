@@ -273,7 +273,7 @@ export function optionalFunction<F>(name: string, value: F | undefined): F | und
 }
 
 /**
- * @internal The error of a synchronous method (`allowRequestSync`, `peekSync`) called on a
+ * @internal The error of a synchronous method (`allowRequestSync`, `peekSync`, `blockSync`) called on a
  * limiter (or group) deciding with a store.
  */
 export function notSynchronous(name: string, method: string): RateWardenTypeError {

@@ -270,6 +270,24 @@ export class KeyTable<State> {
     return this.#strategy.peek(state, now, cost, quota);
   }
 
+  /** Whether `key` has state (a request of it was allowed and its state not forgotten since). */
+  has(key: string): boolean {
+    return this.#states.has(key);
+  }
+
+  /**
+   * The strategy's answer for a request of `cost` on `key` at `at`, which may be **later** than
+   * the clock (the end of a block): its `peek`, and nothing else — no room sought under
+   * `maxKeys` (which would sweep keys at that later time), nothing dropped. On a reserved key, as
+   * if the group's request had been recorded first.
+   */
+  peekAt(key: string, at: number, cost: number, quota: Quota): RateLimitResult {
+    const state = this.#states.get(key);
+    const pending = this.#pending.size === 0 ? undefined : this.#pending.get(key);
+    if (pending !== undefined) return this.#peekReserved(state, at, cost, quota, pending);
+    return this.#strategy.peek(state, at, cost, quota);
+  }
+
   /**
    * Checks several requests on distinct keys together, recording nothing and forgetting no key:
    * the keys a `RateLimitGroup` decides on this limiter (one limiter may be a group's member

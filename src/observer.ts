@@ -17,7 +17,7 @@ import type { RateLimitResult } from './result.js';
 /**
  * Counters of one `RateLimiter`, as returned by `RateLimiter.stats()`: a fresh plain
  * object per call (a snapshot). The counts run from the limiter's creation and never go down
- * (take differences between two snapshots for rates); `keys` and `waiting` are levels, as
+ * (take differences between two snapshots for rates); `keys`, `waiting` and `blocked` are levels, as
  * they stand now.
  */
 export interface RateLimiterStats {
@@ -55,6 +55,12 @@ export interface RateLimiterStats {
   readonly evictedKeys: number;
   /** Callers of `waitForSlot` waiting now, over all keys. */
   readonly waiting: number;
+  /**
+   * Keys blocked now, in memory (a level): by a refusal under `blockSeconds`, or by
+   * `RateLimiter.block`. Counted at the limiter's clock when `stats()` is called (the expired
+   * blocks are dropped then). Always 0 with a store, which keeps its blocks itself.
+   */
+  readonly blocked: number;
 }
 
 /**

@@ -105,6 +105,10 @@ export interface QuotaNames {
   readonly windowSeconds: string;
   /** The name of the `tier` option in messages. @default `"tier"` */
   readonly tier?: string;
+  /** The name of the `blockSeconds` option in messages. @default `"blockSeconds"` */
+  readonly blockSeconds?: string;
+  /** The name of the `extendBlock` option in messages. @default `"extendBlock"` */
+  readonly extendBlock?: string;
 }
 
 const NAMES: QuotaNames = { threshold: 'threshold', windowSeconds: 'windowSeconds' };
@@ -123,6 +127,8 @@ const QUOTA_NAMES = knownOptions('createQuota names', {
   threshold: true,
   windowSeconds: true,
   tier: true,
+  blockSeconds: true,
+  extendBlock: true,
 } satisfies Record<keyof QuotaNames, true>);
 
 /** The shortest window (and sweep interval): one millisecond. */
@@ -146,24 +152,27 @@ export const MAX_THRESHOLD_TIMES_WINDOW_MS = 2 ** 42;
 /**
  * Builds a validated, frozen {@link Quota}.
  *
- * @param options - `threshold` and `windowSeconds` ({@link QuotaOptions}).
+ * @param options - `threshold` and `windowSeconds`, and optionally `tier`, `blockSeconds` and
+ *   `extendBlock` ({@link QuotaOptions}).
  * @param bounds - the strategy's `maxThreshold` and `maxWindowSeconds`, if it has them.
- * @param names - how errors name the two fields; default `threshold` and `windowSeconds`.
- * @returns the quota, with `windowMs = windowSeconds × 1000` (an integer).
+ * @param names - how errors name the fields; default their own names.
+ * @returns the quota, with `windowMs = windowSeconds × 1000` and `blockMs = blockSeconds × 1000`
+ *   (integers; `blockMs` 0 when `blockSeconds` is absent) and `extendBlock` (default `false`).
  * @throws {RateWardenTypeError} naming the field when `options` is not an object or a field is
- *   not a number (`tier`: not a string); with code `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or `names` has a key
+ *   not a number (`tier`: not a string; `extendBlock`: not a boolean); with code `ERR_RATEWARDEN_UNKNOWN_OPTION` when `options` or `names` has a key
  *   that is not one of its fields (own enumerable string keys are checked, even when their
  *   value is `undefined`), naming it and, when one is close, the field meant.
  * @throws {RateWardenRangeError} naming the field when `threshold` is not a positive safe
  *   integer or exceeds `maxThreshold` (or `threshold × windowMs` exceeds
  *   `maxThresholdTimesWindowMs`), or `windowSeconds` is not a whole number of milliseconds from
- *   0.001 up to 10^9 seconds and the strategy's `maxWindowSeconds`, or `tier` is the empty
+ *   0.001 up to 10^9 seconds and the strategy's `maxWindowSeconds`, or `blockSeconds` is neither
+ *   0 nor a whole number of milliseconds from 0.001 to 10^9 seconds, or `tier` is the empty
  *   string.
  *
  * @example
  * ```ts
  * const quota = createQuota({ threshold: 300, windowSeconds: 60 });
- * // { threshold: 300, windowMs: 60000, windowSeconds: 60 }
+ * // { threshold: 300, windowMs: 60000, windowSeconds: 60, tier: undefined, blockMs: 0, extendBlock: false }
  * ```
  */
 export function createQuota(options: QuotaOptions, bounds?: QuotaBounds, names: QuotaNames = NAMES): Quota {
@@ -204,13 +213,28 @@ export function buildQuota(options: QuotaOptions, bounds?: QuotaBounds, names: Q
     );
   }
   const tier = optionalLabel(names.tier ?? 'tier', options.tier);
-  const blockSeconds = options.blockSeconds === undefined || options.blockSeconds === 0 ? 0 : checkSeconds('blockSeconds', options.blockSeconds, MAX_WINDOW_SECONDS);
-  const blockMs = Math.round(blockSeconds * 1000);
-  if (blockMs / 1000 !== blockSeconds) {
-    throw rangeError('blockSeconds', '0 or a whole number of milliseconds (a multiple of 0.001 seconds)', blockSeconds);
-  }
-  const extendBlock = optionalBoolean('extendBlock', options.extendBlock, false);
+  const blockMs = options.blockSeconds === undefined ? 0 : checkBlockSeconds(names.blockSeconds ?? 'blockSeconds', options.blockSeconds, true);
+  const extendBlock = optionalBoolean(names.extendBlock ?? 'extendBlock', options.extendBlock, false);
   return Object.freeze({ threshold, windowMs, windowSeconds, tier, blockMs, extendBlock });
+}
+
+/**
+ * @internal Checks the length of a block in **seconds** (the quota's `blockSeconds`, the
+ * `seconds` of `RateLimiter.block`): a whole number of milliseconds from 0.001 to 10^9 seconds
+ * (as a window), or `0` (no block) when `zero`. The one rule for both.
+ * @returns the length in whole milliseconds.
+ * @throws {RateWardenTypeError} naming `name` when `value` is not a number.
+ * @throws {RateWardenRangeError} naming `name` when it is out of range or not a whole number of
+ *   milliseconds.
+ */
+export function checkBlockSeconds(name: string, value: unknown, zero: boolean): number {
+  const expected = `${zero ? '0 or ' : ''}a whole number of milliseconds, in seconds, from ${MIN_SECONDS} to ${MAX_WINDOW_SECONDS}`;
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (zero && value === 0) return 0;
+  if (!(value >= MIN_SECONDS && value <= MAX_WINDOW_SECONDS)) throw rangeError(name, expected, value);
+  const ms = Math.round(value * 1000);
+  if (ms / 1000 !== value) throw rangeError(name, expected, value);
+  return ms;
 }
 
 /**

@@ -167,6 +167,13 @@ interface Plan {
  * (rate-limiter-flexible's `RLWrapperBlackAndWhite`/union consume from every limiter and never
  * roll back; this checks before recording anything.)
  *
+ * **Blocks** (a member's `blockSeconds`, or its `RateLimiter.block`): a member whose key is
+ * blocked refuses the group, with the block's refusal as its result (so the group's `retryAfter`
+ * covers the block), and no other member is charged. When a recorded group decision is refused,
+ * each member limit that refused starts its own key's block (or, blocked already, restarts it
+ * under `extendBlock`), as its own decision would; the members that allowed are not blocked. In
+ * memory the group applies the blocks; with stores, each store does it in its decision.
+ *
  * @example
  * ```ts
  * const burst = new RateLimiter({ threshold: 10, windowSeconds: 1 });
@@ -414,8 +421,9 @@ export class RateLimitGroup {
     const { steps, cost } = plan;
     const results = new Array<RateLimitResult>(steps.length);
     const tables = checkInMemory(steps, cost, results);
+    blockedInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
-    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
+    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(refusedInMemory(steps, cost, results), false));
     recordInMemory(tables, results);
     if (tickets !== undefined) ticketInMemory(tables, cost, tickets, undefined);
     // Every limit allowed on checking, so each allows on recording (same time, same state).
@@ -503,8 +511,9 @@ export class RateLimitGroup {
     const results = settled.map((o) => (o as PromiseFulfilledResult<RateLimitResult>).value);
     // The in-memory limits, checked in one synchronous step, all of a limiter's keys together.
     const tables = checkInMemory(steps, cost, results);
+    blockedInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
-    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
+    if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(refusedInMemory(steps, cost, results), false));
     if (steps.every((s) => s.member.inMemory)) {
       // Nothing to await: recorded in the same synchronous step.
       recordInMemory(tables, results);
@@ -632,6 +641,35 @@ function checkInMemory(steps: readonly Step[], cost: number, results: RateLimitR
     });
   }
   return tables;
+}
+
+/**
+ * Blocks, in memory: puts in `results` the refusal of each in-memory member whose key is blocked
+ * (`blockSeconds`, `RateLimiter.block`), in the synchronous step of {@link checkInMemory}, right
+ * after it. A blocked member refuses the group; no other member is charged.
+ */
+function blockedInMemory(steps: readonly Step[], cost: number, results: RateLimitResult[]): void {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as Step;
+    const decider = step.member.decider;
+    if (decider.table !== undefined && decider.blocking) results[i] = decider.checkBlock(step.key, cost, step.quota, results[i] as RateLimitResult);
+  }
+}
+
+/**
+ * Blocks, in memory, when a recorded group decision is refused: each in-memory member that
+ * refused starts its key's block under its quota's `blockSeconds` (or, already blocked,
+ * restarts it under `extendBlock`), as a single decision of its limiter would; a member that
+ * allowed is left alone. Its result becomes the block's refusal. Returns `results`.
+ */
+function refusedInMemory(steps: readonly Step[], cost: number, results: RateLimitResult[]): RateLimitResult[] {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as Step;
+    const decider = step.member.decider;
+    const result = results[i] as RateLimitResult;
+    if (decider.table !== undefined && decider.blocking && !result.allowed) results[i] = decider.groupRefused(step.key, cost, step.quota, result);
+  }
+  return results;
 }
 
 /** Records the in-memory members checked by {@link checkInMemory}, every one allowed, in `results`. */

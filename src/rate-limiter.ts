@@ -15,21 +15,23 @@
  *
  * @module
  */
+import { Blocks } from './blocks.js';
 import { MonotonicClock, performanceClock } from './clock.js';
 import { Decider, penaltyAsync, penaltySync, registerDecider, reserveAsync, reserveSync, type Keeper } from './decider.js';
 import { reservation, syncReservation, type Reservation, type SyncReservation } from './reservation.js';
-import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, optionalLabel, typeError } from './errors.js';
+import { RateWardenTypeError, checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, optionalLabel, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
 import { Observer, type RateLimiterEvents, type RateLimiterStats } from './observer.js';
-import { buildQuota, checkSeconds } from './quota.js';
+import { buildQuota, checkBlockSeconds, checkSeconds } from './quota.js';
 import { RATE_LIMITER_OPTIONS, type RateLimiterOptions } from './rate-limiter-options.js';
 import { costOf, keyOf, shadowOf, waitOptionsOf, type RequestOptions, type User, type WaitOptions } from './request.js';
 import type { RateLimitResult } from './result.js';
-import type { CachingStore, RateLimitStore } from './store.js';
+import { isRefunding, type CachingStore, type RateLimitStore, type RefundingStore } from './store.js';
 import { SlidingWindowLog } from './strategies/sliding-window-log.js';
 import type { RateLimitStrategy } from './strategy.js';
 import { Tiers } from './tiers.js';
+import { onGrid } from './time.js';
 import { WaitQueues } from './wait-queue.js';
 
 export type { RateLimiterOptions } from './rate-limiter-options.js';
@@ -82,7 +84,13 @@ export class RateLimiter<State = unknown> {
    *   `maxThreshold`; a whole number of milliseconds, in seconds, from 0.001 up to 10^9 and its
    *   `maxWindowSeconds`; `threshold × windowMs` up to its `maxThresholdTimesWindowMs`), or
    *   `maxKeys` or `sweepIntervalSeconds` is, or `name` or `tier` is the empty string (each a
-   *   non-empty string or `undefined`; another type is a `RateWardenTypeError`).
+   *   non-empty string or `undefined`; another type is a `RateWardenTypeError`), or
+   *   `blockSeconds` is neither 0 nor a whole number of milliseconds from 0.001 to 10^9 seconds.
+   * @throws {RateWardenTypeError} naming `blockSeconds` when it is above 0 and `strategy` is a
+   *   store that does not block keys (one without `blocks: true` and the `RefundingStore`
+   *   methods): with a store, the store applies blocks inside its decisions. (A tier of
+   *   `limitFor` with `blockSeconds` on such a store fails its decisions the same way, naming
+   *   `limitFor().blockSeconds`.)
    */
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
@@ -105,12 +113,18 @@ export class RateLimiter<State = unknown> {
     this.#name = name;
     const observer = new Observer(name);
     let keeper: Keeper<State>;
+    // Blocks in memory are the limiter's, apart from the strategy's state; a store keeps its own.
+    let blocks: Blocks | undefined;
     if (shape.inMemory) {
+      const blocked = new Blocks();
+      blocks = blocked;
       const table = new KeyTable(strategy as RateLimitStrategy<State>, {
         maxKeys,
         defaultQuota: quota,
         tiered: tiers !== undefined,
         onSweep: (info) => {
+          // The sweep has just read the clock: the blocks expired by then go too.
+          blocked.sweep(onGrid(time.latest));
           observer.swept(info);
         },
       });
@@ -119,7 +133,7 @@ export class RateLimiter<State = unknown> {
     } else {
       keeper = { store: strategy as RateLimitStore };
     }
-    const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: shape.name, atomic: shape.atomic });
+    const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: shape.name, atomic: shape.atomic, blocks });
     this.#decider = decider;
     this.#waits = new WaitQueues(decider);
     const waits = this.#waits;
@@ -421,28 +435,134 @@ export class RateLimiter<State = unknown> {
   }
 
   /**
-   * Forgets `user`'s state now: its next request is decided as a first request. A
+   * Forgets `user`'s state now, and lifts its block (in memory): its next request is decided
+   * as a first request. A
    * {@link waitForSlot} caller waiting for the key's next slot tries again at once. With a store,
    * only what the store keeps in this process is dropped (a {@link CachingStore}'s
    * `forget(key)`: the Redis strategies' block cache entry); to forget the shared state, delete the key in the store (for
-   * Redis, its `redisKey(id)`).
+   * Redis, its `redisKey(id)`), or call {@link delete}.
    *
-   * @returns whether the key was tracked.
+   * @returns whether the key was tracked or blocked.
    * @throws {RateWardenTypeError} / {@link RateWardenRangeError} for an invalid `user`.
    */
   reset(user: User | string): boolean {
     const key = keyOf(user);
     const decider = this.#decider;
     const tracked = decider.table?.forget(key) ?? false;
+    const unblocked = decider.unblock(key);
     const store = decider.store as Partial<CachingStore> | undefined;
     if (typeof store?.forget === 'function') store.forget(key);
     this.#waits.retryNow(key);
-    return tracked;
+    return tracked || unblocked;
+  }
+
+  /**
+   * Blocks `user` for `seconds` from now: every decision on its key is refused until then,
+   * recording nothing, with `remaining: 0` and `retryAfter` the block's remaining time (plus
+   * whatever the strategy would still make the request wait at the block's end). Replaces any
+   * block the key had, longer or shorter (a refusal under `blockSeconds` or an earlier call). A
+   * key need not have been seen. {@link reset} or {@link delete} lift the block.
+   *
+   * In memory, the block is kept by the limiter apart from the key's state, and dropped once
+   * expired. With a store, the store keeps it (`RefundingStore.block`, atomic with the key's
+   * decisions; for Redis, shared by every process).
+   *
+   * rate-limiter-flexible's `block(key, secDuration)`; @fastify/rate-limit's `ban`.
+   *
+   * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
+   * @param seconds - how long, in **seconds**: a whole number of milliseconds from 0.001 to
+   *   10^9 (as `blockSeconds`, but not 0).
+   * @returns a promise that resolves once the block is in place.
+   * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` naming
+   *   `user` or `seconds` for invalid input; a {@link RateWardenTypeError} naming the store when it
+   *   cannot block keys (not a `RefundingStore`); the store's error if it fails; a clock's error
+   *   as {@link allowRequest}. Nothing is changed then.
+   *
+   * @example
+   * ```ts
+   * // Abuse reported elsewhere: refuse this client for 15 minutes.
+   * await limiter.block(clientIp, 15 * 60);
+   * ```
+   */
+  block(user: User | string, seconds: number): Promise<void> {
+    try {
+      const key = keyOf(user);
+      const ms = checkBlockSeconds('seconds', seconds, false);
+      const decider = this.#decider;
+      if (decider.table !== undefined) {
+        decider.block(key, decider.now(decider.quota), ms);
+        return Promise.resolve();
+      }
+      const store = this.#refunding('block');
+      const quota = decider.quotaFor(user, key);
+      return decider.onKey(key, () => store.block(key, decider.now(quota), ms, quota)).then(() => undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link block}, done at once, for in-memory strategies.
+   *
+   * @throws {RateWardenTypeError} with code `ERR_RATEWARDEN_NOT_SYNCHRONOUS` when the strategy is
+   *   a store (use {@link block}); a `TypeError` / `RangeError` naming `user` or `seconds` for
+   *   invalid input; a clock's error as {@link allowRequestSync}. Nothing is changed then.
+   */
+  blockSync(user: User | string, seconds: number): void {
+    const decider = this.#decider;
+    if (decider.table === undefined) throw notSynchronous(decider.name, 'blockSync');
+    const key = keyOf(user);
+    const ms = checkBlockSeconds('seconds', seconds, false);
+    decider.block(key, decider.now(decider.quota), ms);
+  }
+
+  /**
+   * Forgets `user` everywhere: its next request is decided as a first request. In memory, as
+   * {@link reset} (its state and its block). With a store, the store's shared state and block
+   * too (`RefundingStore.delete`; for Redis, the key's entries, for every process), then what the
+   * store keeps in this process (a {@link CachingStore}'s `forget`). A {@link waitForSlot} caller
+   * waiting for the key's next slot tries again at once.
+   *
+   * rate-limiter-flexible's `delete(key)`.
+   *
+   * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
+   * @returns a promise of whether anything was there (state or a block in force).
+   * @throws never synchronously. The promise rejects with a `TypeError` / `RangeError` for an
+   *   invalid `user`; a {@link RateWardenTypeError} naming the store when it cannot delete keys
+   *   (not a `RefundingStore`); the store's error if it fails (what this process keeps for the
+   *   key is then kept too).
+   */
+  delete(user: User | string): Promise<boolean> {
+    try {
+      const key = keyOf(user);
+      const decider = this.#decider;
+      if (decider.table !== undefined) return Promise.resolve(this.reset(key));
+      const store = this.#refunding('delete');
+      return decider.onKey(key, () => store.delete(key)).then((deleted) => {
+        this.reset(key);
+        return deleted;
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The store, when it can do `operation` (a `RefundingStore`).
+   * @throws {RateWardenTypeError} naming the store otherwise.
+   */
+  #refunding(operation: string): RefundingStore {
+    const store = this.#decider.store as RateLimitStore;
+    if (isRefunding(store)) return store;
+    throw new RateWardenTypeError(
+      `Expected a store that can ${operation} keys (a RefundingStore, with \`${operation}\`) for \`${operation}\`, got the store \`${this.#decider.name}\``,
+    );
   }
 
   /**
    * Sweeps every key: asks the strategy to drop what has expired now, and forgets each key whose
-   * window is clear (its next request is decided exactly as it would have been). Mutex entries
+   * window is clear (its next request is decided exactly as it would have been); drops the
+   * blocks that have expired. Mutex entries
    * need no sweep: they exist only while a decision holds or waits for a key's lock.
    *
    * Runs synchronously over all keys: O(number of keys).
@@ -482,8 +602,8 @@ export class RateLimiter<State = unknown> {
   /**
    * The limiter's counters, as a fresh plain object (a snapshot): decisions `allowed` and
    * `rejected` (of which `shadowRejected` were shadow decisions), `keys` tracked now, `sweeps` completed and `sweptKeys` dropped by them,
-   * `evictedKeys` forgotten under `maxKeys`, callers `waiting` in {@link waitForSlot}. See
-   * {@link RateLimiterStats}.
+   * `evictedKeys` forgotten under `maxKeys`, callers `waiting` in {@link waitForSlot}, keys
+   * `blocked` now. See {@link RateLimiterStats}.
    *
    * Always on, and cheap enough to leave on: a decision costs one integer increment more; the
    * snapshot is built only when asked for. Poll it for metrics (a Prometheus scrape, a log line
@@ -500,7 +620,20 @@ export class RateLimiter<State = unknown> {
       sweptKeys: table?.sweptKeys ?? 0,
       evictedKeys: table?.evictedKeys ?? 0,
       waiting: this.#waits.waiting,
+      blocked: this.#blocked(),
     };
+  }
+
+  /** Keys blocked now, in memory: the clock is read (a failing clock: as of the latest reading). */
+  #blocked(): number {
+    const decider = this.#decider;
+    if (decider.blocks === undefined || decider.blocks.size === 0) return 0;
+    try {
+      decider.now(decider.quota);
+    } catch {
+      // stats() never throws: count at the latest reading.
+    }
+    return decider.blockedKeys();
   }
 
   /**

@@ -13,7 +13,7 @@ function limiter(threshold: number, windowSeconds: number, clock: () => number):
   return new RateLimiter({ threshold, windowSeconds, clock });
 }
 
-const EMPTY = { allowed: 0, rejected: 0, shadowRejected: 0, keys: 0, sweeps: 0, sweptKeys: 0, evictedKeys: 0, waiting: 0 };
+const EMPTY = { allowed: 0, rejected: 0, shadowRejected: 0, keys: 0, sweeps: 0, sweptKeys: 0, evictedKeys: 0, waiting: 0, blocked: 0 };
 
 describe('stats()', () => {
   it('starts at zero and returns a fresh snapshot per call', () => {

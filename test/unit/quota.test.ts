@@ -16,7 +16,7 @@ function caught(fn: () => unknown): Error & { code?: string } {
 describe('createQuota', () => {
   it('builds a frozen quota with the window in whole milliseconds', () => {
     const quota = createQuota({ threshold: 300, windowSeconds: 60 });
-    expect(quota).toEqual({ threshold: 300, windowMs: 60_000, windowSeconds: 60 });
+    expect(quota).toEqual({ threshold: 300, windowMs: 60_000, windowSeconds: 60, tier: undefined, blockMs: 0, extendBlock: false });
     expect(Object.isFrozen(quota)).toBe(true);
     // 1.017 s is exactly 1017 ms, not 1016.9999999999999.
     expect(createQuota({ threshold: 1, windowSeconds: 1.017 }).windowMs).toBe(1017);

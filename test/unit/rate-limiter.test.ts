@@ -392,7 +392,7 @@ describe('the facade with a store: nothing is kept here, every count is 0', () =
     expect(limiter.reset('a')).toBe(false);
     limiter.close();
     limiter[Symbol.dispose]();
-    expect(limiter.stats()).toEqual({ allowed: 1, rejected: 0, shadowRejected: 0, keys: 0, sweeps: 0, sweptKeys: 0, evictedKeys: 0, waiting: 0 });
+    expect(limiter.stats()).toEqual({ allowed: 1, rejected: 0, shadowRejected: 0, keys: 0, sweeps: 0, sweptKeys: 0, evictedKeys: 0, waiting: 0, blocked: 0 });
     expect(store.states.size).toBe(1);
     // cleanUp still reads (and checks) the clock.
     clock.now = Number.NaN;

@@ -52,7 +52,9 @@ const allowed: RateLimitResult = { allowed: true, remaining: 1, retryAfter: 0, l
 // Never connected: constructing a strategy sends nothing.
 const redis = createClient();
 
-const LIMITER = ['threshold', 'windowSeconds', 'tier', 'name', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
+const LIMITER = ['threshold', 'windowSeconds', 'tier', 'blockSeconds', 'extendBlock', 'name', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
+/** The quota's options (createQuota, a tier of limitFor, the first of RateLimiter's), and the names of createQuota. */
+const QUOTA = ['threshold', 'windowSeconds', 'tier', 'blockSeconds', 'extendBlock'];
 const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time', 'batchSize', 'blockCacheSize'];
 const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
@@ -76,7 +78,7 @@ const cases: readonly Case[] = [
   },
   {
     what: 'the quota returned by limitFor()',
-    known: ['threshold', 'windowSeconds', 'tier'],
+    known: QUOTA,
     call: (extra) => {
       const tier = { threshold: 5, windowSeconds: 1, ...extra };
       const { limiter, state } = limiterWithState({ limitFor: (_user: unknown, key: string) => (key === 'bob' ? tier : undefined) });
@@ -86,13 +88,13 @@ const cases: readonly Case[] = [
   },
   {
     what: 'createQuota options',
-    known: ['threshold', 'windowSeconds', 'tier'],
+    known: QUOTA,
     call: (extra) => ({ run: () => createQuota({ threshold: 1, windowSeconds: 1, ...extra }) }),
     typo: ['treshold', 'threshold'],
   },
   {
     what: 'createQuota names',
-    known: ['threshold', 'windowSeconds', 'tier'],
+    known: QUOTA,
     call: (extra) => ({ run: () => createQuota({ threshold: 1, windowSeconds: 1 }, undefined, { threshold: 't', windowSeconds: 'w', ...extra }) }),
     typo: ['Threshold', 'threshold'],
   },
