@@ -36,7 +36,7 @@ export default defineConfig(
 
   // TypeScript, type-checked by the project that compiles it (tsconfig.json: src, test, configs).
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'examples/*.ts', 'tsup.config.ts', 'vitest.config.ts', 'vitest.mutation.config.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'examples/*.ts', 'examples/login/*.ts', 'tsup.config.ts', 'vitest.config.ts', 'vitest.mutation.config.ts'],
     extends: [js.configs.recommended, tseslint.configs.strictTypeChecked, tseslint.configs.stylisticTypeChecked],
     languageOptions: {
       parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
@@ -90,7 +90,7 @@ export default defineConfig(
   // 'ratewarden/express', ...), as a user would: they are type-checked by tsconfig.examples.json
   // against dist/*.d.ts, which is why `npm run lint` runs the build first.
   {
-    files: ['examples/*.ts', 'test/unit/readme-fake-timers-example.test.ts'],
+    files: ['examples/*.ts', 'examples/login/*.ts', 'test/unit/readme-fake-timers-example.test.ts'],
     languageOptions: {
       parserOptions: { project: './tsconfig.examples.json', tsconfigRootDir: import.meta.dirname },
     },
