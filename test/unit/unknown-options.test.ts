@@ -54,11 +54,13 @@ const redis = createClient();
 
 const LIMITER = ['threshold', 'windowSeconds', 'tier', 'name', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
 const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time', 'batchSize', 'blockCacheSize'];
-const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
+/** The counting options (skipSuccessfulRequests…), after the other shared ones. */
+const COUNTING = ['skipSuccessfulRequests', 'skipFailedRequests', 'requestWasSuccessful'];
+const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
 /** RateWardenModule: named `limits` instead of `limiter`, and no `onRejected` (Nest's exception filters answer). */
-const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'ipv6Subnet'];
+const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'ipv6Subnet'];
 
 /** A limiter and a snapshot of everything a rejected call must leave unchanged. */
 function limiterWithState(options: Extra = {}): { limiter: RateLimiter; state: () => unknown } {
