@@ -14,13 +14,14 @@
  * @module
  */
 import type { MonotonicClock } from './clock.js';
-import type { KeyTable } from './key-table.js';
+import { RateWardenTypeError, rangeError } from './errors.js';
+import type { KeyTable, TableTicket } from './key-table.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import type { Observer } from './observer.js';
 import type { Quota } from './quota.js';
 import type { User } from './request.js';
 import type { RateLimitResult } from './result.js';
-import type { RateLimitStore } from './store.js';
+import { isRefunding, type RateLimitStore, type RefundingStore } from './store.js';
 import type { Tiers } from './tiers.js';
 
 /** The next lock's place in the global lock order. */
@@ -125,6 +126,17 @@ export class Decider<State> {
     return this.#tiers === undefined ? this.quota : this.#tiers.quotaFor(user, key);
   }
 
+  /** Refunds' hooks ({@link DeciderRefunds}), set by the limiter. */
+  readonly refunds: DeciderRefunds = { wake: () => {} };
+
+  /**
+   * Runs `fn` under `key`'s lock as a store's decision runs (exclusive unless the store is
+   * atomic, shared if it is or for an in-memory strategy): for refunds and penalties.
+   */
+  locked<T>(key: string, fn: () => T | PromiseLike<T>): Promise<T> {
+    return this.#locking ? this.mutex.runExclusive(key, fn) : this.mutex.runShared(key, fn);
+  }
+
   /** Reads the clock for a decision under `quota` (monotonic, checked; may throw). */
   now(quota: Quota): number {
     return this.#clock.read(quota.windowMs);
@@ -196,6 +208,116 @@ export class Decider<State> {
     // the key (which holds it exclusively), so that the group's check stays true until it records.
     return this.mutex.runShared(key, decide);
   }
+}
+
+/**
+ * @internal A decision with what it takes to refund it ({@link Decider.reserveSync},
+ * {@link Decider.reserveAsync}): the result, the quota it was decided under, and the ticket of
+ * the key table or the store (`undefined` when refused).
+ */
+export interface Reserved {
+  readonly result: RateLimitResult;
+  readonly quota: Quota;
+  readonly ticket: unknown;
+}
+
+/** @internal The {@link Decider} members of refunds and penalties (issue 22), kept apart from the decisions. */
+export interface DeciderRefunds {
+  /** Called with a key after a refund gave something back: its `waitForSlot` waiters try again. */
+  wake: (key: string) => void;
+}
+
+/**
+ * @internal A decision in memory, recorded with a ticket for a refund: {@link Decider.decideSync}
+ * (the same quota, clock, counting and listeners), then, in the same synchronous step, the key
+ * table's ticket when allowed.
+ * @throws as `decideSync`, and a `TypeError` naming the strategy when it cannot refund.
+ */
+export function reserveSync<State>(decider: Decider<State>, user: User | string, key: string, cost: number, shadow: boolean): Reserved {
+  const table = decider.table as KeyTable<State>;
+  table.checkRefunds();
+  const quota = decider.quotaFor(user, key);
+  const now = decider.now(quota);
+  const result = decider.observer.observe(key, cost, table.consume(key, now, cost, quota), quota, shadow);
+  return { result, quota, ticket: result.allowed ? table.ticketOf(key, now, cost, quota) : undefined };
+}
+
+/**
+ * @internal {@link reserveSync} with a store that can refund ({@link RefundingStore}), under
+ * the key's lock as {@link Decider.decideAsync} decides.
+ * @returns a promise; it rejects (never throws) with a `TypeError` naming the store when it
+ *   cannot refund, or what the decision rejects with.
+ */
+export function reserveAsync(decider: Decider<unknown>, user: User | string, key: string, cost: number, shadow: boolean): Promise<Reserved> {
+  const store = refundingStore(decider, 'reserve');
+  return decider.locked(key, async () => {
+    const quota = decider.quotaFor(user, key);
+    const reserved = await store.reserve(key, decider.now(quota), cost, quota);
+    const result = decider.observer.observe(key, cost, reserved.result, quota, shadow);
+    return { result, quota, ticket: result.allowed ? reserved.ticket : undefined };
+  });
+}
+
+/**
+ * @internal Gives back `units` of a reserved decision on `key` (its {@link Reserved.ticket}):
+ * in memory at once (synchronously), with a store under the key's lock. Wakes the key's
+ * waiters when something was given back.
+ */
+export function refundReserved(decider: Decider<unknown>, key: string, quota: Quota, ticket: unknown, units: number): boolean | Promise<boolean> {
+  const table = decider.table;
+  if (table !== undefined) {
+    const refunded = table.refund(key, ticket as TableTicket<unknown>, units, decider.now(quota));
+    if (refunded) decider.refunds.wake(key);
+    return refunded;
+  }
+  const store = decider.store as RefundingStore;
+  return decider.locked(key, async () => {
+    const refunded = await store.refund(key, ticket, units, quota);
+    if (refunded) decider.refunds.wake(key);
+    return refunded;
+  });
+}
+
+/**
+ * @internal Records `points` on `user`'s key without asking, in memory: the result of a peek of
+ * cost 1 right after. Not counted, not published.
+ * @throws a `RangeError` naming `points` above the key's threshold; what the key table throws.
+ */
+export function penaltySync<State>(decider: Decider<State>, user: User | string, key: string, points: number): RateLimitResult {
+  const table = decider.table as KeyTable<State>;
+  const quota = decider.quotaFor(user, key);
+  checkPoints(points, quota);
+  const now = decider.now(quota);
+  table.penalty(key, now, points, quota);
+  return table.peek(key, now, 1, quota);
+}
+
+/** @internal {@link penaltySync} with a store that can refund, under the key's lock. */
+export function penaltyAsync(decider: Decider<unknown>, user: User | string, key: string, points: number): Promise<RateLimitResult> {
+  const store = refundingStore(decider, 'penalty');
+  return decider.locked(key, async () => {
+    const quota = decider.quotaFor(user, key);
+    checkPoints(points, quota);
+    return store.penalty(key, decider.now(quota), points, quota);
+  });
+}
+
+/** @throws a `RangeError` naming `points` when above `quota.threshold` (checked positive before). */
+function checkPoints(points: number, quota: Quota): void {
+  if (points > quota.threshold) throw rangeError('points', `an integer from 1 to the threshold, ${quota.threshold}`, points);
+}
+
+/**
+ * @internal The decider's store, when it can refund. @throws a `TypeError` naming the store otherwise.
+ */
+export function refundingStore(decider: Decider<unknown>, method: string): RefundingStore {
+  const store = decider.store as RateLimitStore;
+  if (!isRefunding(store)) {
+    throw new RateWardenTypeError(
+      `Expected a store implementing RefundingStore (reserve, refund, penalty, block, delete) for \`${method}\`, got the store \`${store.name}\`, which does not`,
+    );
+  }
+  return store;
 }
 
 /** The decider of each limiter, registered by its constructor. */

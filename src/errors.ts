@@ -279,7 +279,7 @@ export function optionalFunction<F>(name: string, value: F | undefined): F | und
 export function notSynchronous(name: string, method: string): RateWardenTypeError {
   return new RateWardenTypeError(
     `Expected an in-memory strategy for \`${method}\`, got the store \`${name}\` (a store decides ` +
-      `asynchronously): use \`${method === 'peekSync' ? 'peek' : 'allowRequest'}\` instead`,
+      `asynchronously): use \`${method.endsWith('Sync') ? method.slice(0, -4) : 'allowRequest'}\` instead`,
     ErrorCode.NotSynchronous,
   );
 }

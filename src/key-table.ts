@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { RateWardenTypeError, ErrorCode } from './errors.js';
+import { RateWardenRangeError, RateWardenTypeError, ErrorCode } from './errors.js';
 import type { SweepInfo } from './observer.js';
 import { sameQuota, type Quota } from './quota.js';
 import type { RateLimitResult } from './result.js';
@@ -118,6 +118,20 @@ interface Pending {
   quota: Quota;
   /** Whether the key is not tracked: the reservation then holds a place of its own under `maxKeys`. */
   slot: boolean;
+  /**
+   * Whether a penalty was recorded on the key meanwhile ({@link KeyTable.penalty}): the reserved
+   * request came first, so its commit records it even if the penalty left no room.
+   */
+  penalized?: boolean;
+}
+
+/**
+ * @internal A decision recorded on a key table, for a refund ({@link KeyTable.ticketOf}): the
+ * state it was recorded in (a key forgotten since has another one) and the strategy's ticket.
+ */
+export interface TableTicket<State> {
+  readonly state: State;
+  readonly ticket: unknown;
 }
 
 /** @internal A reserved request once recorded ({@link KeyTable.commit}): its result and its quota. */
@@ -340,9 +354,91 @@ export class KeyTable<State> {
     const pending = requests.map((r) => this.#pending.get(r.key) as Pending);
     this.release(requests);
     return requests.map((r, j) => {
-      const { cost, quota } = pending[j] as Pending;
-      return { result: this.consume(r.key, now, cost, quota), quota };
+      const { cost, quota, penalized } = pending[j] as Pending;
+      const result = this.consume(r.key, now, cost, quota);
+      if (result.allowed || penalized !== true) return { result, quota };
+      // A penalty came after the reserved request: the request is recorded all the same.
+      this.penalty(r.key, now, cost, quota);
+      const after = this.peek(r.key, now, 1, quota);
+      return { result: { ...after, allowed: true, retryAfter: 0 }, quota };
     });
+  }
+
+  /**
+   * The ticket of the decision {@link consume} has just allowed on `key` (in the same
+   * synchronous step), for {@link refund}.
+   * @param now - the reading the decision was made at.
+   * @throws {RateWardenTypeError} when the strategy has no `ticket` and `refund`.
+   */
+  ticketOf(key: string, now: number, cost: number, quota: Quota): TableTicket<State> {
+    const strategy = this.#strategy;
+    this.checkRefunds();
+    const state = this.#states.get(key) as State;
+    return { state, ticket: (strategy.ticket as NonNullable<RateLimitStrategy<State>['ticket']>)(state, now, cost, quota) };
+  }
+
+  /** @throws {RateWardenTypeError} naming the strategy when it has no `ticket` and `refund` (for `reserve`). */
+  checkRefunds(): void {
+    const strategy = this.#strategy;
+    if (typeof strategy.ticket !== 'function' || typeof strategy.refund !== 'function') throw cannot(strategy.name, 'ticket` and `refund', 'reserve');
+  }
+
+  /**
+   * Gives back `units` of the decision of `ticket` on `key`, at `now`: a no-op (`false`) when the
+   * key's state is not the one the decision was recorded in (forgotten, reset or swept since),
+   * else as the strategy's `refund` says.
+   */
+  refund(key: string, ticket: TableTicket<State>, units: number, now: number): boolean {
+    const state = this.#states.get(key);
+    if (state === undefined || state !== ticket.state) return false;
+    return (this.#strategy.refund as NonNullable<RateLimitStrategy<State>['refund']>)(state, ticket.ticket, units, now, this.#quotaOf(key));
+  }
+
+  /**
+   * Records `points` on `key` at `now` without asking (the strategy's `penalty`). A key not
+   * tracked is tracked: under `maxKeys`, a clear key is forgotten to make room.
+   * @throws {RateWardenTypeError} when the strategy has no `penalty`.
+   * @throws {RateWardenRangeError} when `maxKeys` keys are tracked and none of those looked at
+   *   is clear (nothing recorded).
+   */
+  penalty(key: string, now: number, points: number, quota: Quota): void {
+    const strategy = this.#strategy;
+    if (typeof strategy.penalty !== 'function') throw cannot(strategy.name, 'penalty', 'penalty');
+    const penalize = (state: State): void => {
+      (strategy as Required<Pick<RateLimitStrategy<State>, 'penalty'>>).penalty(state, now, points, quota);
+    };
+    const pending = this.#pending.size === 0 ? undefined : this.#pending.get(key);
+    let state = this.#states.get(key);
+    if (state === undefined) {
+      let evict: string | undefined;
+      let looked = 0;
+      if (pending === undefined && this.#states.size + this.#slots >= this.#maxKeys) {
+        const clear = this.#findClear(1, now, undefined);
+        evict = clear.keys[0];
+        if (evict === undefined) {
+          throw new RateWardenRangeError(
+            `Expected room under \`maxKeys\` (${this.#maxKeys}) for a penalty on the new key \`${key}\`, got none: every tracked key looked at is live`,
+          );
+        }
+        looked = clear.looked;
+      }
+      state = strategy.createState(quota);
+      penalize(state);
+      if (evict !== undefined) {
+        this.#evict(evict);
+        this.#pass(looked);
+      }
+      this.#states.set(key, state);
+      this.#appended?.push(key);
+      if (pending?.slot === true) {
+        pending.slot = false;
+        this.#slots--;
+      }
+    } else {
+      penalize(state);
+    }
+    if (pending !== undefined) pending.penalized = true;
+    if (this.#tiered) this.#noteQuota(key, quota);
   }
 
   /** Drops the reservation of `requests` (a store failed or refused): nothing was recorded. */
@@ -794,4 +890,11 @@ function reservedResult(r: RateLimitResult, cost: number, pendingCost: number, q
   const remaining = r.remaining > pendingCost ? r.remaining - pendingCost : 0;
   const retryAfter = r.retryAfter === Infinity && cost <= quota.threshold ? quota.windowSeconds : r.retryAfter;
   return { allowed: r.allowed, remaining, retryAfter, limit: r.limit, resetAfter: r.resetAfter };
+}
+
+/** The error of a limiter's `method` whose in-memory strategy lacks `members`. */
+function cannot(name: string, members: string, method: string): RateWardenTypeError {
+  return new RateWardenTypeError(
+    `Expected the in-memory strategy \`${name}\` to implement \`${members}\` for \`${method}\`: it does not (see RateLimitStrategy)`,
+  );
 }

@@ -10,14 +10,15 @@
  *
  * @module
  */
-import { NOT_DECIDED, deciderOf, type Decider } from './decider.js';
-import { RateWardenRangeError, checkKnownKeys, isObject, knownOptions, notSynchronous, typeError } from './errors.js';
+import { NOT_DECIDED, deciderOf, refundingStore, type Decider } from './decider.js';
+import { groupReservation, syncGroupReservation, type MemberReserved, type Reservation, type SyncReservation } from './reservation.js';
+import { RateWardenRangeError, RateWardenTypeError, checkKnownKeys, isObject, knownOptions, notSynchronous, typeError } from './errors.js';
 import type { Committed, KeyTable, TableCheck, TableRequest } from './key-table.js';
 import type { Quota } from './quota.js';
 import type { AnyLimiter } from './rate-limiter.js';
 import { costOf, keyOf, shadowOf, type RequestOptions, type User } from './request.js';
 import type { RateLimitResult } from './result.js';
-import { isBatching, type BatchRequest, type BatchingStore, type StoreBatch } from './store.js';
+import { isBatching, type BatchRequest, type BatchingStore, type RefundingStore, type StoreBatch } from './store.js';
 
 /** One limit of a {@link RateLimitGroup}. Any other own enumerable string key is rejected. */
 export interface GroupMember {
@@ -58,6 +59,39 @@ export interface GroupResult extends RateLimitResult {
   readonly names: readonly string[];
   /** Index of the binding limit in {@link results}. */
   readonly binding: number;
+}
+
+/**
+ * A decision of `RateLimitGroup.reserve`: the {@link GroupResult} plus one {@link Reservation}
+ * per limit, in member order (refunding one refunds that limit only; when the group was
+ * refused none recorded anything, and each refunds nothing: `false`), and a {@link refund} of
+ * every limit.
+ */
+export interface GroupReservation extends GroupResult {
+  /** The cost of the request, in units, charged to every limit. */
+  readonly cost: number;
+  /** One reservation per limit, in member order. */
+  readonly reservations: readonly Reservation[];
+  /**
+   * Refunds `units` (default: what is left) on every limit.
+   * @returns a promise of `true` when every limit's refund returned `true`.
+   * @throws never synchronously. Rejects as {@link Reservation.refund}; `units` is checked
+   *   against every limit before any is refunded.
+   */
+  refund(units?: number): Promise<boolean>;
+}
+
+/** A decision of `RateLimitGroup.reserveSync` (every limit in memory): {@link GroupReservation}, returned directly. */
+export interface SyncGroupReservation extends GroupResult {
+  /** The cost of the request, in units, charged to every limit. */
+  readonly cost: number;
+  /** One reservation per limit, in member order. */
+  readonly reservations: readonly SyncReservation[];
+  /**
+   * {@link GroupReservation.refund}, returned directly.
+   * @throws as {@link SyncReservation.refund}.
+   */
+  refund(units?: number): boolean;
 }
 
 /** The keys of {@link GroupMember}: the group rejects a member with any other. */
@@ -241,6 +275,76 @@ export class RateLimitGroup {
     return this.#decideSync(user, options, true);
   }
 
+  /**
+   * Decides one request against every limit, all or nothing, exactly as {@link allowRequest}
+   * does, and returns it as a {@link GroupReservation}: the {@link GroupResult}, one
+   * `Reservation` per limit (in member order; refunding one gives back that limit only) and
+   * `refund(units?)`, which gives back on every limit (see `RateLimiter.reserve` and
+   * `Reservation` for what a refund does). When the group refuses, no limit recorded anything
+   * and every refund is a no-op (`false`).
+   *
+   * @throws never synchronously; rejects as {@link allowRequest}, and with a `TypeError` naming
+   *   the strategy or store of a limit that cannot refund (an in-memory strategy without
+   *   `ticket` and `refund`, a store that is not a `RefundingStore`, a shared batch without
+   *   `reserveAll`), before anything is decided.
+   */
+  reserve(user: User | string, options?: RequestOptions): Promise<GroupReservation> {
+    try {
+      this.#checkRefunds();
+      const planned = this.#plan(user, options);
+      const tickets = new Array<unknown>(planned.steps.length);
+      const reserved = (result: GroupResult): GroupReservation => groupReservation(result, planned.cost, this.#reserved(planned, result, tickets));
+      if (this.#inMemory && !planned.steps.some((s) => s.member.decider.mutex.isHeld(s.key))) {
+        return Promise.resolve(reserved(this.#decidePlanned(planned, true, tickets)));
+      }
+      return this.#decideLocked(planned, true, tickets).then(reserved);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link reserve}, returned directly, when every limit's strategy is in memory.
+   * @throws {RateWardenTypeError} (`ERR_RATEWARDEN_NOT_SYNCHRONOUS`) when one is a store; a
+   *   `TypeError` naming a strategy that cannot refund; errors as `RateLimiter.allowRequestSync`.
+   */
+  reserveSync(user: User | string, options?: RequestOptions): SyncGroupReservation {
+    if (!this.#inMemory) throw notSynchronous(this.#storeName(), 'reserveSync');
+    this.#checkRefunds();
+    const planned = this.#plan(user, options);
+    const tickets = new Array<unknown>(planned.steps.length);
+    const result = this.#decidePlanned(planned, true, tickets);
+    return syncGroupReservation(result, planned.cost, this.#reserved(planned, result, tickets));
+  }
+
+  /** @throws a `TypeError` naming the first limit's strategy or store that cannot refund. */
+  #checkRefunds(): void {
+    const batch = this.#batch;
+    if (batch !== undefined && typeof batch.reserveAll !== 'function') {
+      throw new RateWardenTypeError(
+        `Expected the batch of the group's stores to implement \`reserveAll\` for \`reserve\`, got the store \`${this.#storeName()}\`'s batch, which does not`,
+      );
+    }
+    for (const member of this.#members) {
+      if (member.decider.table !== undefined) member.decider.table.checkRefunds();
+      else refundingStore(member.decider, 'reserve');
+    }
+  }
+
+  /** Each limit's share of a reservation: its key, its quota and its ticket (none when refused). */
+  #reserved(plan: Plan, result: GroupResult, tickets: readonly unknown[]): MemberReserved[] {
+    return plan.steps.map((step, i) => ({
+      decider: step.member.decider,
+      key: step.key,
+      reserved: {
+        result: result.results[i] as RateLimitResult,
+        quota: step.quota,
+        // Set for the limits that recorded (a store that recorded before another refused keeps its ticket).
+        ticket: tickets[i],
+      },
+    }));
+  }
+
   /** Whether the request would be allowed by every limit now, recording nothing. */
   peek(user: User | string, options?: RequestOptions): Promise<GroupResult> {
     try {
@@ -306,13 +410,14 @@ export class RateLimitGroup {
   }
 
   /** {@link #decideSync} of a planned request. */
-  #decidePlanned(plan: Plan, record: boolean): GroupResult {
+  #decidePlanned(plan: Plan, record: boolean, tickets?: unknown[]): GroupResult {
     const { steps, cost } = plan;
     const results = new Array<RateLimitResult>(steps.length);
     const tables = checkInMemory(steps, cost, results);
     if (!record) return this.#combine(results, null);
     if (!results.every((r) => r.allowed)) return this.#observed(plan, this.#combine(results, false));
     recordInMemory(tables, results);
+    if (tickets !== undefined) ticketInMemory(tables, cost, tickets, undefined);
     // Every limit allowed on checking, so each allows on recording (same time, same state).
     return this.#observed(plan, this.#combine(results, results.every((r) => r.allowed)));
   }
@@ -341,10 +446,10 @@ export class RateLimitGroup {
    * groups) then wait until the group has recorded, so that what it checked still holds once its
    * stores have recorded.
    */
-  async #decideLocked(plan: Plan, record: boolean): Promise<GroupResult> {
+  async #decideLocked(plan: Plan, record: boolean, tickets?: unknown[]): Promise<GroupResult> {
     const { steps } = plan;
     // One atomic step in the store: no lock to take here.
-    if (this.#batch !== undefined) return this.#criticalSection(plan, record);
+    if (this.#batch !== undefined) return this.#criticalSection(plan, record, tickets);
     // Lock the keys in one global order: by lock (a store's is shared by its limiters; each
     // in-memory limiter has its own), then key.
     const locked = steps
@@ -352,13 +457,13 @@ export class RateLimitGroup {
       .sort((a, b) => a.member.decider.lockOrder - b.member.decider.lockOrder || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const run = (i: number): Promise<GroupResult> => {
       const step = locked[i];
-      if (step === undefined) return this.#criticalSection(plan, record);
+      if (step === undefined) return this.#criticalSection(plan, record, tickets);
       return step.member.decider.mutex.runExclusive(step.key, () => run(i + 1));
     };
     return run(0);
   }
 
-  async #criticalSection(plan: Plan, record: boolean): Promise<GroupResult> {
+  async #criticalSection(plan: Plan, record: boolean, tickets?: unknown[]): Promise<GroupResult> {
     const { steps, cost } = plan;
     const batch = this.#batch;
     if (batch !== undefined) {
@@ -370,6 +475,16 @@ export class RateLimitGroup {
         cost,
         quota: s.quota,
       }));
+      if (tickets !== undefined) {
+        // A reservation: each result with its ticket (checked present before any lock).
+        const reserved = await (batch.reserveAll as NonNullable<StoreBatch['reserveAll']>)(requests);
+        const results = reserved.map((r) => r.result);
+        const allowed = results.every((r) => r.allowed);
+        reserved.forEach((r, i) => {
+          tickets[i] = allowed ? r.ticket : undefined;
+        });
+        return this.#observed(plan, this.#combine(results, allowed));
+      }
       const results = await batch.decideAll(requests, record);
       if (!record) return this.#combine(results, null);
       return this.#observed(plan, this.#combine(results, results.every((r) => r.allowed)));
@@ -393,6 +508,7 @@ export class RateLimitGroup {
     if (steps.every((s) => s.member.inMemory)) {
       // Nothing to await: recorded in the same synchronous step.
       recordInMemory(tables, results);
+      if (tickets !== undefined) ticketInMemory(tables, cost, tickets, undefined);
       return this.#observed(plan, this.#combine(results, true));
     }
     // The stores are recorded first, the in-memory limits only once every store has: a store that
@@ -409,7 +525,13 @@ export class RateLimitGroup {
       for (let i = 0; i < steps.length; i++) {
         const s = steps[i] as Step;
         if (s.member.inMemory) continue;
-        const recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+        let recorded: RateLimitResult;
+        if (tickets === undefined) recorded = await s.member.decider.decideAt(s.key, cost, s.quota, nows[i] as number, true);
+        else {
+          const reserved = await (s.member.decider.store as RefundingStore).reserve(s.key, nows[i] as number, cost, s.quota);
+          recorded = reserved.result;
+          tickets[i] = recorded.allowed ? reserved.ticket : undefined;
+        }
         results[i] = recorded;
         if (!recorded.allowed) {
           releaseInMemory(tables);
@@ -423,6 +545,7 @@ export class RateLimitGroup {
     // Recorded as reserved, each allowing (under the built-in strategies' assumptions: see
     // RateLimitStrategy), at each limiter's latest time.
     const quotas = commitInMemory(tables, results);
+    if (tickets !== undefined) ticketInMemory(tables, cost, tickets, quotas);
     const committed = { ...plan, steps: steps.map((s, i) => (quotas[i] === undefined ? s : { ...s, quota: quotas[i] })) };
     return this.#observed(committed, this.#combine(results, results.every((r) => r.allowed)));
   }
@@ -527,6 +650,23 @@ function recordInMemory(tables: readonly TableSteps[], results: RateLimitResult[
  */
 function reserveInMemory(tables: readonly TableSteps[]): void {
   for (const entry of tables) entry.table.reserve(entry.requests, entry.checked as TableCheck);
+}
+
+/**
+ * The tickets of the in-memory members just recorded (by {@link recordInMemory} or
+ * {@link commitInMemory}, in the same synchronous step), into `tickets` by step.
+ * @param quotas - the quotas {@link commitInMemory} recorded under (at each limiter's latest
+ *   time), or `undefined` after {@link recordInMemory} (at each request's time and quota).
+ */
+function ticketInMemory(tables: readonly TableSteps[], cost: number, tickets: unknown[], quotas: readonly (Quota | undefined)[] | undefined): void {
+  for (const entry of tables) {
+    entry.indices.forEach((index, j) => {
+      const request = entry.requests[j] as TableRequest;
+      const now = quotas === undefined ? request.now : entry.decider.latestNow();
+      const quota = quotas?.[index] ?? request.quota;
+      tickets[index] = entry.table.ticketOf(request.key, now, cost, quota);
+    });
+  }
 }
 
 /** Drops the reservations of {@link reserveInMemory}: nothing in memory was recorded. */

@@ -16,7 +16,8 @@
  * @module
  */
 import { MonotonicClock, performanceClock } from './clock.js';
-import { Decider, registerDecider, type Keeper } from './decider.js';
+import { Decider, penaltyAsync, penaltySync, registerDecider, reserveAsync, reserveSync, type Keeper } from './decider.js';
+import { reservation, syncReservation, type Reservation, type SyncReservation } from './reservation.js';
 import { checkKnownKeys, checkObject, checkPositiveInteger, notSynchronous, optionalFunction, optionalLabel, typeError } from './errors.js';
 import { checkStrategy } from './strategy-shape.js';
 import { KeyTable } from './key-table.js';
@@ -86,7 +87,7 @@ export class RateLimiter<State = unknown> {
   constructor(options: RateLimiterOptions<State>) {
     checkObject('options', options, 'an object');
     checkKnownKeys(options, RATE_LIMITER_OPTIONS);
-    const strategy = options.strategy === undefined ? (new SlidingWindowLog() as RateLimitStrategy<State>) : options.strategy;
+    const strategy = options.strategy === undefined ? (new SlidingWindowLog() as unknown as RateLimitStrategy<State>) : options.strategy;
     const shape = checkStrategy(strategy);
     const quota = buildQuota(options, shape);
     const clock = options.clock === undefined ? performanceClock : options.clock;
@@ -121,6 +122,10 @@ export class RateLimiter<State = unknown> {
     const decider = new Decider<State>({ keeper, quota, clock: time, tiers, observer, name: shape.name, atomic: shape.atomic });
     this.#decider = decider;
     this.#waits = new WaitQueues(decider);
+    const waits = this.#waits;
+    decider.refunds.wake = (key) => {
+      waits.retryNow(key);
+    };
     registerDecider(this, decider);
   }
 
@@ -206,6 +211,116 @@ export class RateLimiter<State = unknown> {
     // The common case, a string key and no options, skips the parsing.
     if (typeof user === 'string' && options === undefined && user !== '') return decider.decideSync(user, user, 1);
     return decider.decideSync(user, keyOf(user), costOf(options), shadowOf(options));
+  }
+
+  /**
+   * Decides one request for `user` exactly as {@link allowRequest} does (the same counting,
+   * `decision` listeners, shadow flag and tiers) and returns it as a {@link Reservation}: the
+   * result, its `cost`, and `refund(units?)`, which gives back what the decision took — after a
+   * successful login, a request that turned out not to count, a cancelled job. Decide first and
+   * refund after (rather than check first and record after): the limit then holds however many
+   * requests run at once. Go's `Reservation.Cancel()` is the model; it replaces
+   * rate-limiter-flexible's `reward(key, points)` and express-rate-limit's decrement, and gives
+   * back only what this decision recorded. See {@link Reservation} for what a refund does per
+   * strategy (exact for the log and the window strategies, never more permissive for the token
+   * bucket and GCRA).
+   *
+   * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
+   * @param options - {@link RequestOptions}: `cost` (default 1), `shadow` (default `false`).
+   * @returns a promise of the {@link Reservation}.
+   * @throws never synchronously. Rejects as {@link allowRequest}, and with a `TypeError` naming
+   *   the strategy when it has no `ticket` and `refund` (a strategy of your own: see
+   *   {@link RateLimitStrategy}), or naming the store when it is not a {@link RefundingStore}
+   *   (nothing decided).
+   *
+   * @example
+   * ```ts
+   * const failures = new RateLimiter({ threshold: 5, windowSeconds: 900 });
+   * const attempt = await failures.reserve(`${username}:${ip}`);
+   * if (!attempt.allowed) return tooManyAttempts(attempt.retryAfter);
+   * if (await passwordMatches(username, password)) await attempt.refund(); // only failures count
+   * ```
+   */
+  reserve(user: User | string, options?: RequestOptions): Promise<Reservation> {
+    try {
+      const key = keyOf(user);
+      const cost = costOf(options);
+      const shadow = shadowOf(options);
+      const decider = this.#decider as Decider<unknown>;
+      if (decider.table === undefined) return reserveAsync(decider, user, key, cost, shadow).then((r) => reservation(decider, key, r, cost));
+      // In memory: decided now, unless a group holds the key between its check and its record.
+      if (!decider.mutex.isHeld(key)) return Promise.resolve(reservation(decider, key, reserveSync(decider, user, key, cost, shadow), cost));
+      return decider.locked(key, () => reservation(decider, key, reserveSync(decider, user, key, cost, shadow), cost));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link reserve}, returned directly, for in-memory strategies: a {@link SyncReservation}.
+   *
+   * @throws {RateWardenTypeError} with code `ERR_RATEWARDEN_NOT_SYNCHRONOUS` when the strategy is
+   *   a store; a `TypeError` naming the strategy when it cannot refund; otherwise as
+   *   {@link allowRequestSync}. State is unchanged in every case.
+   */
+  reserveSync(user: User | string, options?: RequestOptions): SyncReservation {
+    const decider = this.#decider as Decider<unknown>;
+    if (decider.table === undefined) throw notSynchronous(decider.name, 'reserveSync');
+    const key = keyOf(user);
+    const cost = costOf(options);
+    const shadow = shadowOf(options);
+    return syncReservation(decider, key, reserveSync(decider, user, key, cost, shadow), cost);
+  }
+
+  /**
+   * Records `points` units against `user` now **without asking** (rate-limiter-flexible's
+   * `penalty(key, points)`): an abuse signal from elsewhere. Recorded even when the limit is
+   * exhausted. Not a decision: not counted in `stats()`, no `decision` event.
+   *
+   * Per strategy: the log records `points` entries now and keeps only its newest `threshold`
+   * (which decide every request exactly as all of them would); the fixed window and the
+   * sliding-window counter add `points` to the current window's count; the token bucket takes
+   * `points` tokens and may go into debt (down to `−threshold` tokens); GCRA moves its TAT to
+   * `max(TAT, now) + points × T` (at most two windows ahead). So afterwards `retryAfter` and
+   * `resetAfter` may exceed the window. A key not tracked is tracked (under `maxKeys`, a clear
+   * key is forgotten to make room). With a store: the store's `penalty`, under the key's lock.
+   *
+   * @param user - the key: a non-empty string, or a {@link User} whose `id` is one.
+   * @param points - a positive safe integer, at most the key's `threshold` (its tier's).
+   *   @default 1
+   * @returns a promise of what a {@link peek} of cost 1 reports right after.
+   * @throws never synchronously. Rejects with a `TypeError` naming `points` when it is not a
+   *   number, a `RangeError` naming `points` when it is not an integer from 1 to the threshold,
+   *   a `TypeError` naming the strategy (or store) when it cannot record penalties, a
+   *   `RangeError` when `maxKeys` keys are tracked and none looked at is clear, or as
+   *   {@link allowRequest} (nothing recorded in every case).
+   */
+  penalty(user: User | string, points?: number): Promise<RateLimitResult> {
+    try {
+      const key = keyOf(user);
+      const checked = points === undefined ? 1 : checkPositiveInteger('points', points);
+      const decider = this.#decider as Decider<unknown>;
+      if (decider.table === undefined) return penaltyAsync(decider, user, key, checked);
+      if (!decider.mutex.isHeld(key)) return Promise.resolve(penaltySync(decider, user, key, checked));
+      return decider.locked(key, () => penaltySync(decider, user, key, checked));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link penalty}, returned directly, for in-memory strategies. On a key that a group holds
+   * between its check and its record, the group's request counts as recorded first.
+   *
+   * @throws {RateWardenTypeError} with code `ERR_RATEWARDEN_NOT_SYNCHRONOUS` when the strategy is
+   *   a store; otherwise as {@link penalty} rejects.
+   */
+  penaltySync(user: User | string, points?: number): RateLimitResult {
+    const decider = this.#decider as Decider<unknown>;
+    if (decider.table === undefined) throw notSynchronous(decider.name, 'penaltySync');
+    const key = keyOf(user);
+    const checked = points === undefined ? 1 : checkPositiveInteger('points', points);
+    return penaltySync(decider, user, key, checked);
   }
 
   /**

@@ -109,4 +109,45 @@ export interface RateLimitStrategy<State = unknown> {
    * @returns `true` when the key can be forgotten.
    */
   sweep(state: State, nowMs: number, quota: Quota): boolean;
+  /**
+   * Optional (needed by `RateLimiter.reserve` and `RateLimitGroup.reserve`): describes the
+   * decision that {@link consume} has **just** allowed on `state` (nothing else ran in between),
+   * so that {@link refund} can later give it back. The limiter keeps the ticket, unread, with
+   * the reservation; the state stays the strategy's.
+   *
+   * @param state - the key's state, right after the allowed `consume`.
+   * @param nowMs - the reading, in **milliseconds**, that `consume` was given.
+   * @param cost - the cost that `consume` recorded.
+   * @param quota - the quota it was recorded under.
+   * @returns an opaque ticket (mutable by {@link refund}: a partial refund may update it).
+   */
+  ticket?(state: State, nowMs: number, cost: number, quota: Quota): unknown;
+  /**
+   * Optional (needed by `reserve`): gives back `units` of the decision `ticket` describes, as
+   * `Reservation.refund` documents (Go's `Reservation.Cancel`): exactly as if those units had
+   * never been recorded, or, when the state cannot tell, a no-op returning `false` — never a
+   * give-back more permissive than never having made the request, never a negative count.
+   * The limiter calls it only on the very state object the decision was recorded in (a key
+   * forgotten, reset or swept since has a new state, and its refund is a no-op there).
+   *
+   * @param state - the key's state.
+   * @param ticket - what {@link ticket} returned for the decision.
+   * @param units - a positive safe integer, at most the decision's cost less what was refunded
+   *   through it (checked by the limiter).
+   * @param nowMs - the limiter's clock in **milliseconds**, no earlier than the decision's.
+   * @param quota - the quota last applied to the key.
+   * @returns whether the units were given back.
+   */
+  refund?(state: State, ticket: unknown, units: number, nowMs: number, quota: Quota): boolean;
+  /**
+   * Optional (needed by `RateLimiter.penalty`): records `points` units at `nowMs` **without
+   * asking** (rate-limiter-flexible's `penalty`), even when the limit is exhausted: afterwards
+   * the key may be refused for longer than a window.
+   *
+   * @param state - the key's state (a new one for a key not tracked).
+   * @param nowMs - the limiter's clock in **milliseconds**.
+   * @param points - a positive safe integer, at most `quota.threshold` (checked by the limiter).
+   * @param quota - the quota to record under.
+   */
+  penalty?(state: State, nowMs: number, points: number, quota: Quota): void;
 }

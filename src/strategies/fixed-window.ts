@@ -59,6 +59,48 @@ export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
   sweep(state: FixedWindowState, nowMs: number, quota: Quota): boolean {
     return state.count === 0 || onGrid(nowMs) - state.start >= quota.windowMs;
   }
+
+  /** The decision just recorded: its window's start, its own time, and the count after it. */
+  ticket(state: FixedWindowState, nowMs: number): FixedWindowTicket {
+    const now = onGrid(nowMs);
+    return { start: state.start, at: now < state.start ? state.start : now, count: state.count };
+  }
+
+  /**
+   * Subtracts `units` from the count while the key is still in the decision's window (once it
+   * has moved on, the decision no longer counts: `false`, which is exact). When the decision
+   * opened the window (it came at the window's start) and something else was recorded since,
+   * `false`: without it the window would have started later, at the next request, and ended
+   * later (a subtraction would be more permissive than never having made the request).
+   */
+  refund(state: FixedWindowState, ticket: unknown, units: number, nowMs: number, quota: Quota): boolean {
+    const t = ticket as FixedWindowTicket;
+    if (state.start !== t.start || state.count < units || onGrid(nowMs) - t.start >= quota.windowMs) return false;
+    if (t.at === t.start && state.count !== t.count) return false;
+    state.count -= units;
+    t.count = state.count;
+    return true;
+  }
+
+  /** Adds `points` to the count (opening a window at `nowMs` if none is open), even past the threshold. */
+  penalty(state: FixedWindowState, nowMs: number, points: number, quota: Quota): void {
+    const now = onGrid(nowMs);
+    if (state.count === 0 || now - state.start >= quota.windowMs) {
+      state.start = now;
+      state.count = 0;
+    }
+    state.count += points;
+  }
+}
+
+/** A reservation's ticket on a {@link FixedWindowState}. */
+interface FixedWindowTicket {
+  /** The decision's window start. */
+  readonly start: number;
+  /** The decision's time (on the grid). */
+  readonly at: number;
+  /** The count right after the decision, or after its last refund. */
+  count: number;
 }
 
 const EMPTY = new FixedWindowState();

@@ -15,7 +15,10 @@ import type { RateLimitStrategy } from '../strategy.js';
 export class GCRAState {
   /** The time (ms on the 2^-10 ms grid) the debt was computed at; `-Infinity` for a new key. */
   at: number;
-  /** TAT − {@link at}, in units of `1 / (1024 × quota.threshold)` ms: an integer in `[0, 1024 × threshold × windowMs]`. */
+  /**
+   * TAT − {@link at}, in units of `1 / (1024 × quota.threshold)` ms: an integer in `[0, 1024 × threshold × windowMs]`,
+   * or up to twice that after a penalty.
+   */
   debt: number;
   /** The quota {@link debt} was computed under (a key whose tier changes is converted). */
   quota: Quota;
@@ -45,6 +48,9 @@ export class GCRAState {
  * **Burst:** the same as a token bucket of `threshold` tokens refilled at `threshold` per
  * `window` — `threshold` at once after idling, then one per `window / threshold`; up to
  * `2 × threshold` within one `window`. It smooths traffic to an even rate.
+ *
+ * **Penalties** (`RateLimiter.penalty`) may move the TAT up to two windows ahead: `retryAfter`
+ * and `resetAfter` may then exceed the window.
  *
  * **Memory:** two numbers per key, the TAT kept as the last decision's time and its lead over it
  * (plus a reference to the quota it was computed under): 101 to 116 bytes per key with its `Map`
@@ -95,6 +101,51 @@ export class GCRA implements RateLimitStrategy<GCRAState> {
   sweep(state: GCRAState, nowMs: number): boolean {
     return debtAt(state, onGrid(nowMs)) === 0;
   }
+
+  /** The decision just recorded: the state right after it. */
+  ticket(state: GCRAState): GCRATicket {
+    return { at: state.at, debt: state.debt, quota: state.quota };
+  }
+
+  /**
+   * Moves the TAT back by `units × T` when nothing else was recorded on the key since the
+   * decision (or its own last refund): the key is then exactly as if those units had not been
+   * taken. Otherwise `false`: the state keeps no history, and any give-back could be more
+   * permissive than never having made the request.
+   */
+  refund(state: GCRAState, ticket: unknown, units: number): boolean {
+    const t = ticket as GCRATicket;
+    if (state.at !== t.at || state.debt !== t.debt || state.quota !== t.quota) return false;
+    state.debt -= units * TICKS_PER_MS * state.quota.windowMs;
+    t.debt = state.debt;
+    return true;
+  }
+
+  /**
+   * Records `points` units whatever the TAT: `TAT = max(TAT, now) + points × T`, up to two
+   * windows ahead of `now` (so that the arithmetic stays exact).
+   */
+  penalty(state: GCRAState, nowMs: number, points: number, quota: Quota): void {
+    let now = onGrid(nowMs);
+    if (now < state.at) now = state.at;
+    const perRequest = TICKS_PER_MS * quota.windowMs;
+    const span = quota.threshold * perRequest;
+    let debt = debtAt(state, now);
+    if (!sameQuota(state.quota, quota)) {
+      debt = Math.ceil((debt / (state.quota.threshold * TICKS_PER_MS * state.quota.windowMs)) * span); // as `decide`
+    }
+    debt += points * perRequest;
+    state.at = now;
+    state.debt = debt > 2 * span ? 2 * span : debt;
+    state.quota = quota;
+  }
+}
+
+/** A reservation's ticket on a {@link GCRAState}: the state right after the decision. */
+interface GCRATicket {
+  readonly at: number;
+  debt: number;
+  readonly quota: Quota;
 }
 
 function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, record: boolean): RateLimitResult {
@@ -130,7 +181,7 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
     const used = record ? needed : debt;
     return outcome(true, Math.floor((span - used) / perRequest), 0, threshold, used / threshold / TICKS_PER_MS);
   }
-  const remaining = Math.floor((span - debt) / perRequest);
+  const remaining = debt < span ? Math.floor((span - debt) / perRequest) : 0;
   const resetAfter = debt / threshold / TICKS_PER_MS;
   if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
   // Allowed once `debt + cost × T − elapsed` fits in the window: the excess, repaid at
@@ -147,7 +198,8 @@ function decide(state: GCRAState, nowMs: number, cost: number, quota: Quota, rec
 function debtAt(state: GCRAState, now: number): number {
   const old = state.quota;
   const elapsed = now - state.at; // exact on the grid; Infinity for a new key
-  if (!(elapsed < old.windowMs)) return 0; // a whole window repays any debt
+  // A whole window repays any debt of at most a window (a penalty's may be longer).
+  if (!(elapsed < old.windowMs) && (state.debt <= old.threshold * TICKS_PER_MS * old.windowMs || elapsed === Infinity)) return 0;
   if (elapsed <= 0) return state.debt;
   const debt = state.debt - elapsed * TICKS_PER_MS * old.threshold; // < 2^52: exact
   return debt > 0 ? debt : 0;

@@ -84,12 +84,12 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
 
   /** Decides a request of `cost` units at `nowMs` and records it when allowed. */
   consume(state: SlidingWindowCounterState, nowMs: number, cost: number, quota: Quota): RateLimitResult {
-    return decide(state, nowMs, cost, quota, true);
+    return decide(state, nowMs, cost, quota, true, false);
   }
 
   /** The result a request of `cost` units would get at `nowMs`; records nothing. */
   peek(state: SlidingWindowCounterState | undefined, nowMs: number, cost: number, quota: Quota): RateLimitResult {
-    return decide(state ?? EMPTY, nowMs, cost, quota, false);
+    return decide(state ?? EMPTY, nowMs, cost, quota, false, false);
   }
 
   /** Says whether both counted windows are over (the estimate is 0 from now on), in the windows the key last recorded under. */
@@ -98,6 +98,77 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
     const into = onGrid(nowMs) - state.anchor - state.index * state.windowMs;
     return into >= (state.current === 0 ? 1 : 2) * state.windowMs;
   }
+
+  /** The decision just recorded: its window (on the key's grid) and the counts after it. */
+  ticket(state: SlidingWindowCounterState, nowMs: number): SlidingWindowCounterTicket {
+    return {
+      anchor: state.anchor,
+      windowMs: state.windowMs,
+      index: state.index,
+      // It anchored the grid (or came at the same instant as the request that did).
+      anchored: state.index === 0 && onGrid(nowMs) <= state.anchor,
+      stateIndex: state.index,
+      current: state.current,
+      previous: state.previous,
+    };
+  }
+
+  /**
+   * Subtracts `units` from the count of the decision's window: the current window's, or the
+   * previous one's when the decision's window is now the previous one; `false` once it is older
+   * (it no longer counts: exact). Also `false`, because a subtraction would not be the key
+   * without the request (the grid of windows is anchored at requests): when the decision
+   * anchored the grid and something else was recorded since; and when emptying the previous
+   * window while the current one counts (its first request would then have anchored a new grid).
+   */
+  refund(state: SlidingWindowCounterState, ticket: unknown, units: number, nowMs: number): boolean {
+    const t = ticket as SlidingWindowCounterTicket;
+    if (state.anchor !== t.anchor || state.windowMs !== t.windowMs) return false;
+    const windowMs = state.windowMs;
+    const into = onGrid(nowMs) - state.anchor - state.index * windowMs;
+    const unchanged = state.index === t.stateIndex && state.current === t.current && state.previous === t.previous;
+    if (state.index === t.index) {
+      if (into >= 2 * windowMs || state.current < units || (t.anchored && !unchanged)) return false;
+      if (state.current === units && state.index > 0) {
+        // The window is left empty: without its units the grid would not have rolled into it (a
+        // request two windows on would anchor a new grid): roll back. The count of the window
+        // before the previous one is not needed any more (`now` is past it).
+        state.index--;
+        state.current = state.previous;
+        state.previous = 0;
+      } else state.current -= units;
+    } else if (state.index === t.index + 1) {
+      if (into >= windowMs || state.previous < units) return false;
+      if (t.anchored && !(t.stateIndex === t.index && state.previous === t.current && state.current === 0)) return false;
+      if (state.previous === units && state.current > 0) return false;
+      state.previous -= units;
+    } else {
+      return false;
+    }
+    t.stateIndex = state.index;
+    t.current = state.current;
+    t.previous = state.previous;
+    return true;
+  }
+
+  /** Adds `points` to the current window's count (rolling windows as a decision does), even past the threshold. */
+  penalty(state: SlidingWindowCounterState, nowMs: number, points: number, quota: Quota): void {
+    decide(state, nowMs, points, quota, true, true);
+  }
+}
+
+/** A reservation's ticket on a {@link SlidingWindowCounterState}. */
+interface SlidingWindowCounterTicket {
+  readonly anchor: number;
+  readonly windowMs: number;
+  /** The decision's window number. */
+  readonly index: number;
+  /** Whether the decision anchored the grid. */
+  readonly anchored: boolean;
+  /** The state's window number and counts right after the decision (or its last refund). */
+  stateIndex: number;
+  current: number;
+  previous: number;
 }
 
 const EMPTY = new SlidingWindowCounterState();
@@ -108,6 +179,7 @@ function decide(
   cost: number,
   quota: Quota,
   record: boolean,
+  force: boolean,
 ): RateLimitResult {
   const threshold = quota.threshold;
   const windowMs = quota.windowMs;
@@ -159,7 +231,8 @@ function decide(
   const used = previous * left + current * perWindow;
   const free = limit - used;
   // (A cost above the threshold needs more than `limit` and is refused here too.)
-  if (cost * perWindow <= free) {
+  // (`force`: a penalty, recorded whatever the estimate.)
+  if (cost * perWindow <= free || force) {
     if (record) {
       state.anchor = anchor;
       state.index = index;

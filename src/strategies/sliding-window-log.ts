@@ -150,6 +150,114 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
     }
     return false;
   }
+
+  /** The decision just recorded: the time of its entries (the newest), and the log's truncations so far. */
+  ticket(state: SlidingWindowLogState): SlidingWindowLogTicket {
+    let newest = state.head + state.count - 1;
+    if (newest >= state.times.length) newest -= state.times.length;
+    return { at: state.times[newest] as number, cuts: truncations.get(state) ?? 0 };
+  }
+
+  /**
+   * Drops `units` entries of the decision's time, wherever later entries are: the key is then
+   * exactly as if they had never been recorded (entries of one time are alike, so which of
+   * several same-time decisions they came from makes no difference). `false` when they have
+   * expired (the window moved on: exact), and when a {@link penalty} has dropped old entries since the
+   * decision (those would count again without it: a refund could be more permissive).
+   */
+  refund(state: SlidingWindowLogState, ticket: unknown, units: number, nowMs: number, quota: Quota): boolean {
+    const t = ticket as SlidingWindowLogTicket;
+    if ((truncations.get(state) ?? 0) !== t.cuts || onGrid(nowMs) - t.at >= quota.windowMs) return false;
+    const times = state.times;
+    const capacity = times.length;
+    const count = state.count;
+    // The entries are sorted: those of time `at` are one run, [from, from + run) from the oldest.
+    let from = 0;
+    let index = state.head;
+    while (from < count && (times[index] as number) !== t.at) {
+      from++;
+      if (++index === capacity) index = 0;
+    }
+    let run = 0;
+    while (from + run < count && (times[index] as number) === t.at) {
+      run++;
+      if (++index === capacity) index = 0;
+    }
+    if (run < units) return false;
+    // Moves the later entries back over the dropped ones.
+    let to = state.head + from + run - units;
+    if (to >= capacity) to -= capacity;
+    for (let i = from + run; i < count; i++) {
+      times[to] = times[index] as number;
+      if (++to === capacity) to = 0;
+      if (++index === capacity) index = 0;
+    }
+    state.count = count - units;
+    return true;
+  }
+
+  /**
+   * Records `points` entries at `nowMs` (after the newest, if the clock went back), even past
+   * the threshold, keeping only the newest `threshold` entries: a decision needs fewer than
+   * `threshold` entries in the window, and the newest `threshold` decide every request exactly
+   * as all of them would (so memory stays bounded by the threshold).
+   */
+  penalty(state: SlidingWindowLogState, nowMs: number, points: number, quota: Quota): void {
+    const threshold = quota.threshold;
+    const windowMs = quota.windowMs;
+    let times = state.times;
+    let capacity = times.length;
+    let first = state.head;
+    let live = state.count;
+    let now = onGrid(nowMs);
+    if (live > 0) {
+      let newestIndex = first + live - 1;
+      if (newestIndex >= capacity) newestIndex -= capacity;
+      const newest = times[newestIndex] as number;
+      if (now < newest) now = newest;
+    }
+    // The expired entries, then the oldest beyond the newest `threshold` once the points are in.
+    while (live > 0 && now - (times[first] as number) >= windowMs) {
+      live--;
+      if (++first === capacity) first = 0;
+    }
+    const drop = live + points - threshold;
+    if (drop > 0) {
+      truncations.set(state, (truncations.get(state) ?? 0) + 1);
+      live -= drop;
+      first += drop;
+      if (first >= capacity) first -= capacity;
+    }
+    const total = live + points;
+    if (total > capacity) {
+      times = grow(state, first, live, total, threshold);
+      capacity = times.length;
+      first = 0;
+    }
+    let index = first + live;
+    if (index >= capacity) index -= capacity;
+    for (let i = 0; i < points; i++) {
+      times[index] = now;
+      if (++index === capacity) index = 0;
+    }
+    state.head = first;
+    state.count = total;
+  }
+}
+
+/**
+ * How many live entries {@link SlidingWindowLog.penalty} has dropped from each state, when it has
+ * (kept apart so that a state costs nothing more in memory): a refund of a decision made
+ * before the last drop is a no-op.
+ */
+const truncations = new WeakMap<SlidingWindowLogState, number>();
+
+/** A reservation's ticket on a {@link SlidingWindowLogState}. */
+interface SlidingWindowLogTicket {
+  /** The time of the decision's entries (on the grid). */
+  readonly at: number;
+  /** The state's truncation count at the decision. */
+  readonly cuts: number;
 }
 
 /**

@@ -11,7 +11,10 @@ import type { RateLimitStrategy } from '../strategy.js';
  * `threshold` units per tick of the 2^-10 ms grid is exact integer arithmetic.
  */
 export class TokenBucketState {
-  /** Tokens × 1024 × `quota.windowMs` at time {@link last}: an integer in `[0, 1024 × threshold × windowMs]`. */
+  /**
+   * Tokens × 1024 × `quota.windowMs` at time {@link last}: an integer in `[0, 1024 × threshold × windowMs]`,
+   * or down to minus that after a penalty (a debt).
+   */
   level: number;
   /** When {@link level} was computed, in milliseconds on the limiter's clock (on the 2^-10 ms grid). */
   last: number;
@@ -44,6 +47,9 @@ export class TokenBucketState {
  * window of refill) — with 100 per minute, 100 at once and then one every 0.6 s. The long-run rate
  * is `threshold` per `window`. Choose it to allow bursts of idle clients while holding a steady
  * rate; it is the algorithm of most API gateways.
+ *
+ * **Penalties** (`RateLimiter.penalty`) may leave the bucket in debt, down to `−threshold`
+ * tokens: `retryAfter` and `resetAfter` may then exceed the window (up to two).
  *
  * **Memory:** three numbers per key, whatever the threshold: 99 to 117 bytes per key with its `Map`
  * entry, measured on Node 20 (`npm run bench:memory`). **Cost per decision:** O(1).
@@ -87,6 +93,49 @@ export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
   sweep(state: TokenBucketState, nowMs: number): boolean {
     return levelAt(state, onGrid(nowMs)) === fullOf(state.quota);
   }
+
+  /** The decision just recorded: the state right after it. */
+  ticket(state: TokenBucketState): TokenBucketTicket {
+    return { level: state.level, last: state.last, quota: state.quota };
+  }
+
+  /**
+   * Puts `units` tokens back (`level += units`) when nothing else was recorded on the key since
+   * the decision (or its own last refund): the bucket is then exactly as if they had not been
+   * taken. Otherwise `false`: the state keeps no history, and putting tokens back into a bucket
+   * that has refilled since could be more permissive than never having taken them.
+   */
+  refund(state: TokenBucketState, ticket: unknown, units: number): boolean {
+    const t = ticket as TokenBucketTicket;
+    if (state.level !== t.level || state.last !== t.last || state.quota !== t.quota) return false;
+    state.level += units * TICKS_PER_MS * state.quota.windowMs;
+    t.level = state.level;
+    return true;
+  }
+
+  /**
+   * Takes `points` tokens whatever the level: the bucket may go into debt (a negative level),
+   * down to one bucket's worth (`−threshold` tokens), so that refilling from a debt takes up to
+   * two windows and the arithmetic stays exact.
+   */
+  penalty(state: TokenBucketState, nowMs: number, points: number, quota: Quota): void {
+    let now = onGrid(nowMs);
+    if (now < state.last) now = state.last;
+    const full = fullOf(quota);
+    let level = levelAt(state, now);
+    if (!sameQuota(state.quota, quota)) level = Math.floor((level / fullOf(state.quota)) * full); // as `decide`
+    level -= points * TICKS_PER_MS * quota.windowMs;
+    state.level = level < -full ? -full : level;
+    state.last = now;
+    state.quota = quota;
+  }
+}
+
+/** A reservation's ticket on a {@link TokenBucketState}: the state right after the decision. */
+interface TokenBucketTicket {
+  level: number;
+  readonly last: number;
+  readonly quota: Quota;
 }
 
 /** A full bucket under `quota`, in units of `1 / (1024 × windowMs)` token: at most 2^52. */
@@ -102,7 +151,8 @@ function levelAt(state: TokenBucketState, now: number): number {
   const old = state.quota;
   const full = fullOf(old);
   const elapsed = now - state.last; // exact on the grid; Infinity for a new key
-  if (!(elapsed < old.windowMs)) return full; // a whole window refills any bucket
+  // A whole window refills any bucket not in debt (a penalty's: a negative level).
+  if (!(elapsed < old.windowMs) && (state.level >= 0 || elapsed === Infinity)) return full;
   if (elapsed <= 0) return state.level;
   const level = state.level + elapsed * TICKS_PER_MS * old.threshold; // < 2^53: exact
   return level < full ? level : full;
@@ -139,7 +189,7 @@ function decide(state: TokenBucketState, nowMs: number, cost: number, quota: Quo
     }
     return outcome(true, Math.floor(after / perToken), 0, threshold, (full - after) / threshold / TICKS_PER_MS);
   }
-  const remaining = Math.floor(level / perToken);
+  const remaining = level > 0 ? Math.floor(level / perToken) : 0;
   const resetAfter = (full - level) / threshold / TICKS_PER_MS;
   if (cost > threshold) return outcome(false, remaining, Infinity, threshold, resetAfter);
   // Allowed once `threshold` units per tick have made up the shortfall.
