@@ -150,7 +150,10 @@ export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
    * whose client disconnects before it finished always counts as failed. A refund that fails (a
    * store error) goes to {@link onError} (see there); the request then stays counted.
    *
-   * Needs a limiter (or group) with `reserve`; with a store, a store that can refund.
+   * Needs a limiter (or group) with `reserve` (checked at construction) whose strategy can
+   * refund: the built-in strategies and the Redis ones can; with a custom strategy or store that
+   * cannot, every decision fails with a `TypeError` naming it, which takes the error path (see
+   * {@link onError}).
    * @default false — every allowed request counts
    */
   readonly skipSuccessfulRequests?: boolean;
