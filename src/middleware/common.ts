@@ -36,8 +36,10 @@ import type { RateLimitResult } from '../result.js';
  * when one is close, the option meant).
  *
  * @typeParam Req - the framework's request type.
+ * @typeParam Res - the framework's response type, as {@link requestWasSuccessful} receives it: an
+ *   Express `Response`, a `FastifyReply` or a Fetch `Response`.
  */
-export interface RateLimitMiddlewareOptions<Req> {
+export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
   /**
    * The limit to enforce: a `RateLimiter`, or a `RateLimitGroup` (several limits, all or
    * nothing). Required.
@@ -119,11 +121,76 @@ export interface RateLimitMiddlewareOptions<Req> {
    *
    * What `onError` throws takes that error path instead. Not called for errors of the route
    * handler itself, nor of `onRejected`.
+   *
+   * With {@link skipSuccessfulRequests} or {@link skipFailedRequests}, also called after the
+   * response when a refund fails (`reservation.refund()` rejects: a store error; the request
+   * then stays counted) or {@link requestWasSuccessful} throws (the response then counts as
+   * failed): the response is gone, so what it returns is ignored. Without `onError`, or when it
+   * throws, such an error is
+   * reported as a process warning (`RateWardenWarning`, code `ERR_RATEWARDEN_REFUND_FAILED`;
+   * `console.warn` where there is no `process`): it never crashes the process.
    * @default undefined — every error takes the framework's error path
    */
   // `void` on purpose: a callback that returns nothing (`(req, error) => { log(error); }`) must fit.
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
   readonly onError?: (req: Req, error: unknown) => 'allow' | undefined | void | PromiseLike<'allow' | undefined | void>;
+  /**
+   * Counts only the requests whose response failed: a request whose response turns out
+   * successful (see {@link requestWasSuccessful}) is given back to the limit once the response
+   * is over, as if it had never been made. For a login or a one-time-code check: at most
+   * `threshold` failed attempts per window, successes free.
+   *
+   * Decide-then-refund: every request is decided and recorded up front (`limiter.reserve`, or
+   * `reserve` of a `RateLimitGroup`), so the limit holds under parallel requests (200 wrong
+   * passwords sent at once reach the check `threshold` times, not 200); the refund
+   * (`reservation.refund()`) follows the response. The rate-limit headers report the state
+   * after the decision, before any refund.
+   *
+   * When is a response failed: see {@link requestWasSuccessful}; a response that is aborted or
+   * whose client disconnects before it finished always counts as failed. A refund that fails (a
+   * store error) goes to {@link onError} (see there); the request then stays counted.
+   *
+   * Needs a limiter (or group) with `reserve` (checked at construction) whose strategy can
+   * refund: the built-in strategies and the Redis ones can; with a custom strategy or store that
+   * cannot, every decision fails with a `TypeError` naming it, which takes the error path (see
+   * {@link onError}).
+   * @default false — every allowed request counts
+   */
+  readonly skipSuccessfulRequests?: boolean;
+  /**
+   * Counts only the requests whose response succeeded: a request whose response failed (see
+   * {@link requestWasSuccessful}; aborted responses and clients that disconnect before the
+   * response finished count as failed) is given back once the response is over, as
+   * {@link skipSuccessfulRequests} does for successes. Not both: `true` for both is a
+   * `RangeError` (nothing would ever count).
+   * @default false — every allowed request counts
+   */
+  readonly skipFailedRequests?: boolean;
+  /**
+   * Whether a response counts as successful, for {@link skipSuccessfulRequests} and
+   * {@link skipFailedRequests} (given without either, it is a `TypeError`): called once per
+   * allowed request, with the framework's own request and response — Express `(req, res)`,
+   * Fastify `(request, reply)`, Fetch `(request, response)` with the handler's `Response` —
+   * when the response is over. Only `true` (or a promise of it) is a success.
+   *
+   * The one rule for errors and aborts (express-rate-limit's):
+   *
+   * - Express, Fastify (and the NestJS guard): once the response **finished** (Node's `'finish'`
+   *   of the underlying `ServerResponse`), this function decides. An error the framework's error
+   *   handler answered (`next(err)`, a thrown handler: a 500 by default) is a response like any
+   *   other, failed by the default's status. A response **closed without finishing** (the client
+   *   disconnected, the connection was destroyed or errored) is failed, without calling it.
+   * - Fetch (`withRateLimit`): the handler's `Response` decides, when the handler returns it. A
+   *   handler that **throws** or rejects is failed; so is a request whose `signal` aborted (the
+   *   client went away, on runtimes that abort it) before the handler returned. The refund is
+   *   done before the wrapped handler returns (edge runtimes may drop work left after it).
+   *
+   * If it throws or rejects, the response counts as failed and the error goes to
+   * {@link onError}.
+   * @default the status is below 400 (Express `res.statusCode`, Fastify `reply.statusCode`,
+   *   Fetch `response.status`)
+   */
+  readonly requestWasSuccessful?: (req: Req, res: Res) => boolean | PromiseLike<boolean>;
 }
 
 /**
@@ -175,9 +242,37 @@ export type PolicyFunction<Req> = (req: Req, result: RateLimitResult) => RateLim
 /** `Content-Type` of the default 429 body (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/** @internal What {@link decide} needs of a reservation: to give it back. */
+export interface Refundable {
+  refund(): Promise<boolean>;
+}
+
+/** @internal The request options the middleware passes to the limiter. */
+type DecideOptions = { cost?: number; shadow?: boolean } | undefined;
+
+/**
+ * @internal What the middleware calls on its limiter or group: `allowRequest`, and `reserve`
+ * when it counts only some responses ({@link Counting}).
+ */
+export interface MiddlewareLimiter {
+  allowRequest(user: User | string, options?: DecideOptions): Promise<RateLimitResult>;
+  reserve?(user: User | string, options?: DecideOptions): Promise<RateLimitResult & Refundable>;
+}
+
+/**
+ * @internal Which responses give their request back (`skipSuccessfulRequests`,
+ * `skipFailedRequests`) and what makes one successful (`requestWasSuccessful`, `undefined`: the
+ * status is below 400). `Res` is the framework's response as the predicate receives it.
+ */
+export interface Counting<Req, Res = unknown> {
+  readonly refundSuccessful: boolean;
+  readonly refundFailed: boolean;
+  readonly successful: ((req: Req, res: Res) => boolean | PromiseLike<boolean>) | undefined;
+}
+
 /** @internal Validated options, ready for {@link decide}. */
 export interface MiddlewareConfig<Req> {
-  readonly limiter: { allowRequest(user: User | string, options?: { cost?: number; shadow?: boolean }): Promise<RateLimitResult> };
+  readonly limiter: MiddlewareLimiter;
   readonly key: (req: Req) => User | string | PromiseLike<User | string>;
   readonly skip: ((req: Req) => boolean | PromiseLike<boolean>) | undefined;
   readonly cost: ((req: Req) => number | PromiseLike<number>) | undefined;
@@ -187,6 +282,12 @@ export interface MiddlewareConfig<Req> {
   readonly onError: RateLimitMiddlewareOptions<Req>['onError'];
   /** `mode: 'shadow'`: decide with `{ shadow: true }`, never refuse. */
   readonly shadow: boolean;
+  /**
+   * Set with `skipSuccessfulRequests` or `skipFailedRequests`: decide with `reserve` and
+   * {@link settle} each allowed request once its response is over. `undefined`: `allowRequest`,
+   * nothing to settle.
+   */
+  readonly counting: Counting<Req> | undefined;
 }
 
 /**
@@ -203,6 +304,9 @@ export const SHARED_OPTIONS = {
   standardHeaders: true,
   legacyHeaders: true,
   onError: true,
+  skipSuccessfulRequests: true,
+  skipFailedRequests: true,
+  requestWasSuccessful: true,
 } as const satisfies Record<keyof RateLimitMiddlewareOptions<unknown>, true>;
 
 /**
@@ -217,7 +321,7 @@ export const SHARED_OPTIONS = {
  *   policies, or an `ipv6Subnet` out of range.
  */
 export function checkOptions<Req>(
-  options: RateLimitMiddlewareOptions<Req> & ClientAddressKeyOptions,
+  options: RateLimitMiddlewareOptions<Req, never> & ClientAddressKeyOptions,
   known: KnownOptions,
   clientAddress: ((req: Req) => string) | string,
 ): MiddlewareConfig<Req> {
@@ -256,6 +360,7 @@ export function checkOptions<Req>(
   const shadow = mode === 'shadow';
   const standard = optionalBoolean('standardHeaders', options.standardHeaders, !shadow);
   const legacy = optionalBoolean('legacyHeaders', options.legacyHeaders, false);
+  const counting = checkCounting<Req>(options, limiter);
 
   // A group has `names`; a limiter a `windowSeconds`.
   const names = (limiter as { names?: unknown }).names;
@@ -286,7 +391,46 @@ export function checkOptions<Req>(
     legacy,
     onError,
     shadow,
+    counting,
   };
+}
+
+/**
+ * The counting options: `undefined` when neither `skipSuccessfulRequests` nor
+ * `skipFailedRequests` is `true` (every allowed request counts; `allowRequest` decides).
+ * @throws {RateWardenTypeError} when a skip option is not a boolean, `requestWasSuccessful` is
+ *   not a function or is given without a skip option, or the limiter has no `reserve`.
+ * @throws {RateWardenRangeError} when both skip options are `true`.
+ */
+function checkCounting<Req>(options: RateLimitMiddlewareOptions<Req, never>, limiter: object): Counting<Req> | undefined {
+  const refundSuccessful = optionalBoolean('skipSuccessfulRequests', options.skipSuccessfulRequests, false);
+  const refundFailed = optionalBoolean('skipFailedRequests', options.skipFailedRequests, false);
+  const successful = optionalFunction('requestWasSuccessful', options.requestWasSuccessful) as Counting<Req>['successful'];
+  if (refundSuccessful && refundFailed) {
+    throw rangeError(
+      'skipFailedRequests',
+      'false when `skipSuccessfulRequests` is true (every response would be given back: nothing would ever count)',
+      refundFailed,
+    );
+  }
+  if (!refundSuccessful && !refundFailed) {
+    if (successful !== undefined) {
+      throw typeError(
+        'requestWasSuccessful',
+        'undefined unless `skipSuccessfulRequests` or `skipFailedRequests` is true (it only decides which requests are given back)',
+        successful,
+      );
+    }
+    return undefined;
+  }
+  if (typeof (limiter as { reserve?: unknown }).reserve !== 'function') {
+    throw typeError(
+      refundSuccessful ? 'skipSuccessfulRequests' : 'skipFailedRequests',
+      'false with a limiter that cannot `reserve` (counting only some responses gives requests back)',
+      true,
+    );
+  }
+  return { refundSuccessful, refundFailed, successful };
 }
 
 
@@ -305,6 +449,11 @@ export interface Decision {
   readonly result: RateLimitResult;
   readonly headers: Record<string, string>;
   readonly refuse: boolean;
+  /**
+   * The allowed request's reservation, to {@link settle} once the response is over: set only
+   * when the config counts some responses only (`counting`) and the request was allowed.
+   */
+  readonly reservation: Refundable | undefined;
 }
 
 /** The options of a shadow decision of cost 1. */
@@ -317,16 +466,23 @@ const SHADOW = { shadow: true } as const;
  */
 export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Promise<Decision | undefined> {
   let result: RateLimitResult;
+  let reservation: Refundable | undefined;
   try {
     // Only a real `true` skips (a JavaScript hook returning a truthy non-boolean does not).
     const skipped: unknown = config.skip === undefined ? false : await config.skip(req);
     if (skipped === true) return undefined;
     const user = await config.key(req);
     const cost = config.cost === undefined ? undefined : await config.cost(req);
-    result = await config.limiter.allowRequest(
-      user,
-      config.shadow ? (cost === undefined ? SHADOW : { cost, shadow: true }) : cost === undefined ? undefined : { cost },
-    );
+    const options = config.shadow ? (cost === undefined ? SHADOW : { cost, shadow: true }) : cost === undefined ? undefined : { cost };
+    if (config.counting === undefined) {
+      result = await config.limiter.allowRequest(user, options);
+    } else {
+      // checkOptions made sure `reserve` is there.
+      const reserved = await (config.limiter.reserve as NonNullable<MiddlewareLimiter['reserve']>)(user, options);
+      result = reserved;
+      // A refused decision recorded nothing: nothing to give back.
+      if (reserved.allowed) reservation = reserved;
+    }
   } catch (error) {
     if (config.onError !== undefined && (await config.onError(req, error)) === 'allow') return undefined;
     throw error;
@@ -335,5 +491,86 @@ export async function decide<Req>(config: MiddlewareConfig<Req>, req: Req): Prom
   const headers = rateLimitHeaders(result, { policy, standard: config.standard, legacy: config.legacy });
   // In shadow, the request goes on: no wait to announce.
   if (config.shadow) delete headers['Retry-After'];
-  return { result, headers, refuse: !result.allowed && !config.shadow };
+  return { result, headers, refuse: !result.allowed && !config.shadow, reservation };
+}
+
+/**
+ * @internal What the response of an allowed request turned out to be, for {@link settle}: it
+ * finished (`res` for `requestWasSuccessful`, `status` for the default), or {@link FAILED}.
+ */
+export type Outcome<Res> = { readonly res: Res; readonly status: number } | typeof FAILED;
+
+/**
+ * @internal The outcome of a response that did not finish: aborted, its client disconnected,
+ * its handler threw (Fetch). Counts as failed without asking `requestWasSuccessful`.
+ */
+export const FAILED = 'failed';
+
+/** The `code` of the warning of an error after the response, when `onError` cannot take it. */
+export const REFUND_FAILED = 'ERR_RATEWARDEN_REFUND_FAILED';
+
+/**
+ * @internal Settles an allowed request once its response is over: decides whether it was
+ * successful (the `requestWasSuccessful` option, the status below 400 by default, or
+ * {@link FAILED}) and gives it back (`reservation.refund()`) when the config skips such
+ * requests. Nothing to do without a reservation.
+ *
+ * With the default predicate (or a failed outcome) the refund is called synchronously, before
+ * the first `await`: it is under way when the event that settled the request is over.
+ *
+ * @returns a promise that resolves once the refund is done; it never rejects: an error of the
+ *   predicate or the refund goes to {@link reportAfterResponse}.
+ */
+export async function settle<Req, Res>(
+  config: MiddlewareConfig<Req>,
+  req: Req,
+  decision: Decision,
+  outcome: Outcome<Res>,
+): Promise<void> {
+  const { counting } = config;
+  const { reservation } = decision;
+  if (counting === undefined || reservation === undefined) return;
+  let successful: boolean;
+  if (outcome === FAILED) {
+    successful = false;
+  } else if (counting.successful === undefined) {
+    successful = outcome.status < 400;
+  } else {
+    try {
+      // Only a real `true` is a success (as only a real `true` skips).
+      const verdict: unknown = await counting.successful(req, outcome.res);
+      successful = verdict === true;
+    } catch (error) {
+      await reportAfterResponse(config, req, error);
+      successful = false;
+    }
+  }
+  if (successful ? !counting.refundSuccessful : !counting.refundFailed) return;
+  try {
+    await reservation.refund();
+  } catch (error) {
+    await reportAfterResponse(config, req, error);
+  }
+}
+
+/**
+ * An error after the response (a refund that rejected, a `requestWasSuccessful` that threw):
+ * to `onError` (what it returns is ignored: the response is gone), else, or when `onError`
+ * throws too, a `RateWardenWarning` ({@link REFUND_FAILED}). Never throws or rejects.
+ */
+async function reportAfterResponse<Req>(config: MiddlewareConfig<Req>, req: Req, error: unknown): Promise<void> {
+  if (config.onError !== undefined) {
+    try {
+      await config.onError(req, error);
+      return;
+    } catch (failure) {
+      error = failure;
+    }
+  }
+  const message = `ratewarden: an error after the response, deciding whether to give the request back (skipSuccessfulRequests / skipFailedRequests), and no onError to take it: ${
+    error instanceof Error ? error.message : String(error)
+  }`;
+  const process = (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } }).process;
+  if (typeof process?.emitWarning === 'function') process.emitWarning(message, { type: 'RateWardenWarning', code: REFUND_FAILED });
+  else console.warn(`${message} (${REFUND_FAILED})`);
 }

@@ -21,8 +21,9 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { knownOptions, optionalFunction, typeError } from '../errors.js';
 import type { RateLimitResult } from '../result.js';
-import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
+import { FAILED, SHARED_OPTIONS, checkOptions, decide, settle, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
+import { onResponseEnd } from './response-end.js';
 import { trustsEveryHop, warnPermissiveTrustProxy } from './trust-proxy.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
@@ -31,7 +32,7 @@ export type { IpKeyOptions } from '../ip-key.js';
 export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link expressRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
-export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request>, ClientAddressKeyOptions {
+export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request, Response>, ClientAddressKeyOptions {
   /**
    * Builds the response to a rejected request. Called with the status already set to 429 and
    * the rate-limit headers (with `Retry-After`) already set on `res`; the route handler is not
@@ -69,6 +70,12 @@ const OPTIONS = knownOptions('expressRateLimit options', {
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise the error goes to **`next(error)`**, to your
  *   error-handling middleware (Express answers 500 by default).
+ * - **Counting only failures** (`skipSuccessfulRequests`) **or only successes**
+ *   (`skipFailedRequests`): the allowed request is recorded up front (`reserve`) and given back
+ *   when `res` is over: on `'finish'`, if `requestWasSuccessful(req, res)` (by default
+ *   `res.statusCode < 400`) says it is of the kind skipped; on `'close'` without `'finish'` (the
+ *   client disconnected), as a failed one. An error answered by your error handler is judged
+ *   by that response's status.
  *
  * The key defaults to `ipKey(req.ip, { ipv6Subnet })`: the IPv4 address, or the client's IPv6
  * /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `req.ip` is the
@@ -83,12 +90,15 @@ const OPTIONS = knownOptions('expressRateLimit options', {
  *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
  *   when one is close, the option meant), `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
- *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
- *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
- *   number nor `false`, or `ipv6Subnet` is given with a `key`.
+ *   `onRejected`, `onError`, `requestWasSuccessful`) is not a function, a header or skip
+ *   option is not a boolean, `policy` is not a policy or array of them, `policy` is missing for
+ *   a group, `ipv6Subnet` is neither a number nor `false`, `ipv6Subnet` is given with a `key`,
+ *   `requestWasSuccessful` is given without a skip option, or a skip option is set for a
+ *   limiter without `reserve`.
  * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
  *   finite number of seconds, its name is not printable ASCII, a group gets a different
- *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
+ *   number of policies than it has limits, `ipv6Subnet` is not an integer from 1 to 128, or
+ *   both `skipSuccessfulRequests` and `skipFailedRequests` are `true`.
  */
 export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const config = checkOptions<Request>(options, OPTIONS, clientAddress);
@@ -109,6 +119,10 @@ export function expressRateLimit(options: ExpressRateLimitOptions): RequestHandl
     if (decision === undefined) return true;
     const { result, headers } = decision;
     if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name] as string);
+    if (decision.reservation !== undefined) {
+      // skipSuccessfulRequests / skipFailedRequests: judge the response once it is over.
+      onResponseEnd(res, (finished) => void settle(config, req, decision, finished ? { res, status: res.statusCode } : FAILED));
+    }
     if (!decision.refuse) return true;
     await sendRejection(rejectionResponse(res), result, onRejected && (() => onRejected(req, result, res)));
     return false;

@@ -20,8 +20,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '../result.js';
 import { knownOptions, optionalFunction } from '../errors.js';
-import { SHARED_OPTIONS, checkOptions, decide, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
+import { FAILED, SHARED_OPTIONS, checkOptions, decide, settle, type ClientAddressKeyOptions, type RateLimitMiddlewareOptions } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
+import { onResponseEnd } from './response-end.js';
 import { fastifyTrustsEveryHop, warnPermissiveTrustProxy } from './trust-proxy.js';
 
 export { HeaderNames, PROBLEM_CONTENT_TYPE } from './common.js';
@@ -30,7 +31,7 @@ export type { IpKeyOptions } from '../ip-key.js';
 export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
-export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest>, ClientAddressKeyOptions {
+export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest, FastifyReply>, ClientAddressKeyOptions {
   /**
    * Builds the response to a rejected request. Called with the status already set to 429 and
    * the rate-limit headers (with `Retry-After`) already set on `reply`; the route handler is
@@ -81,6 +82,13 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise **the hook rejects with the error** and Fastify's error
  *   handler answers (`setErrorHandler`; a 500 by default).
+ * - **Counting only failures** (`skipSuccessfulRequests`) **or only successes**
+ *   (`skipFailedRequests`): the allowed request is recorded up front (`reserve`) and given back
+ *   when the response is over: once sent (`reply.raw`'s `'finish'`, when Fastify runs
+ *   `onResponse`), if `requestWasSuccessful(request, reply)` (by default
+ *   `reply.statusCode < 400`) says it is of the kind skipped; when closed without finishing
+ *   (the client disconnected: `onRequestAbort`), as a failed one. An error answered by the
+ *   error handler is judged by that response's status.
  *
  * The key defaults to `ipKey(request.ip, { ipv6Subnet })`: the IPv4 address, or the client's
  * IPv6 /64 network (`ipv6Subnet`), so that one host cannot take a fresh limit per address. Behind a reverse proxy or load balancer, `request.ip` is
@@ -95,12 +103,15 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
  *   when one is close, the option meant), `limiter` is
  *   not a RateLimiter or RateLimitGroup, a function option (`key`, `skip`, `cost`,
- *   `onRejected`, `onError`) is not a function, a header option is not a boolean, `policy` is
- *   not a policy or array of them, `policy` is missing for a group, `ipv6Subnet` is neither a
- *   number nor `false`, or `ipv6Subnet` is given with a `key`.
+ *   `onRejected`, `onError`, `requestWasSuccessful`) is not a function, a header or skip
+ *   option is not a boolean, `policy` is not a policy or array of them, `policy` is missing for
+ *   a group, `ipv6Subnet` is neither a number nor `false`, `ipv6Subnet` is given with a `key`,
+ *   `requestWasSuccessful` is given without a skip option, or a skip option is set for a
+ *   limiter without `reserve`.
  * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
  *   finite number of seconds, its name is not printable ASCII, a group gets a different
- *   number of policies than it has limits, or `ipv6Subnet` is not an integer from 1 to 128.
+ *   number of policies than it has limits, `ipv6Subnet` is not an integer from 1 to 128, or
+ *   both `skipSuccessfulRequests` and `skipFailedRequests` are `true`.
  */
 export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateLimitHook {
   const config = checkOptions<FastifyRequest>(options, OPTIONS, (request) => request.ip);
@@ -118,6 +129,14 @@ export function fastifyRateLimit(options: FastifyRateLimitOptions): FastifyRateL
     if (decision === undefined) return undefined;
     const { result, headers } = decision;
     reply.headers(headers);
+    if (decision.reservation !== undefined) {
+      // skipSuccessfulRequests / skipFailedRequests: judge the response once it is over (the
+      // raw response's 'finish' is what runs Fastify's onResponse hooks; 'close' without it,
+      // what runs onRequestAbort).
+      onResponseEnd(reply.raw, (finished) =>
+        void settle(config, request, decision, finished ? { res: reply, status: reply.statusCode } : FAILED),
+      );
+    }
     if (!decision.refuse) return undefined;
     return sendRejection(rejectionResponse(reply), result, onRejected && (() => onRejected(request, result, reply)));
   };

@@ -23,10 +23,14 @@ import { isObject, knownOptions, optionalFunction, typeError } from '../errors.j
 import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 import {
+  FAILED,
   SHARED_OPTIONS,
   checkOptions,
   decide,
+  settle,
+  type Decision,
   type MiddlewareConfig,
+  type Outcome,
   type RateLimitMiddlewareOptions,
 } from './common.js';
 import { sendRejection, type RejectionResponse } from './rejection.js';
@@ -37,7 +41,7 @@ export type { IpKeyOptions } from '../ip-key.js';
 export type { PolicyFunction, RateLimitMiddlewareOptions } from './common.js';
 
 /** Options of {@link withRateLimit} and {@link checkRateLimit}: the shared options with `key` required, plus `onRejected`. */
-export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Request> {
+export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Request, Response> {
   /**
    * Extracts the key the limit applies to: a non-empty string or a `User`, or a promise of
    * one. **Required**: a Fetch `Request` carries no client address. Use an authenticated
@@ -87,6 +91,16 @@ export interface RateLimitCheck {
   readonly headers: Record<string, string>;
   /** The response to send when the request was rejected (see `onRejected`); `undefined` when it may go on. */
   readonly response: Response | undefined;
+  /**
+   * With `skipSuccessfulRequests` or `skipFailedRequests`: reports how the request went, once
+   * your handler is done, so that a request of the kind skipped is given back — the
+   * `Response` your handler returned (judged by `requestWasSuccessful`, by default its status
+   * below 400), or `undefined` when it failed (threw: counts as failed). Call it once; a
+   * request never reported stays counted. Resolves once the refund is done; never rejects (an
+   * error goes to `onError`, else to a warning). A no-op (resolving at once) without those
+   * options, or when the request was not allowed or was skipped.
+   */
+  readonly settle: (response: Response | undefined) => Promise<void>;
 }
 
 /** A Fetch handler: a `Request` (and whatever the platform passes after it) to a `Response`. */
@@ -124,6 +138,10 @@ function configOf(options: FetchRateLimitOptions): FetchConfig {
  * Options are validated on the first call with a given options object and cached by its
  * identity: create the options once, not per request.
  *
+ * With `skipSuccessfulRequests` or `skipFailedRequests`, report how the request went with the
+ * check's `settle(response)` once your handler is done (`settle(undefined)` when it threw):
+ * until then the request counts.
+ *
  * @param request - the incoming request.
  * @param options - {@link FetchRateLimitOptions}; `limiter` and `key` are required.
  * @returns a promise of the {@link RateLimitCheck}.
@@ -136,13 +154,44 @@ export async function checkRateLimit(request: Request, options: FetchRateLimitOp
   return check(configOf(options), request);
 }
 
-async function check({ config, onRejected }: FetchConfig, request: Request): Promise<RateLimitCheck> {
+async function check(fetchConfig: FetchConfig, request: Request): Promise<RateLimitCheck> {
+  const { check, decision } = await decideFetch(fetchConfig, request);
+  if (decision?.reservation === undefined) return { ...check, settle: settledAlready };
+  const { config } = fetchConfig;
+  let settled = false;
+  return {
+    ...check,
+    settle: (response) => {
+      // Once: a second report must not give the request back twice.
+      if (settled) return settledAlready();
+      settled = true;
+      return settle(config, request, decision, outcomeOf(request, response));
+    },
+  };
+}
+
+/** A `settle` with nothing to do. */
+const settledAlready = (): Promise<void> => Promise.resolve();
+
+/**
+ * How a request went, for `settle`: failed without a response (the handler threw) or when the
+ * client went away before it (`request.signal` aborted, on runtimes that abort it).
+ */
+function outcomeOf(request: Request, response: Response | undefined): Outcome<Response> {
+  return response === undefined || request.signal.aborted ? FAILED : { res: response, status: response.status };
+}
+
+/** Decides `request`: what {@link checkRateLimit} reports (less `settle`), and the decision. */
+async function decideFetch(
+  { config, onRejected }: FetchConfig,
+  request: Request,
+): Promise<{ check: Omit<RateLimitCheck, 'settle'>; decision: Decision | undefined }> {
   const decision = await decide(config, request);
-  if (decision === undefined) return { result: undefined, headers: {}, response: undefined };
+  if (decision === undefined) return { check: { result: undefined, headers: {}, response: undefined }, decision };
   const { result, headers } = decision;
-  if (!decision.refuse) return { result, headers, response: undefined };
+  if (!decision.refuse) return { check: { result, headers, response: undefined }, decision };
   const response = await sendRejection(rejectionResponse(headers), result, onRejected && (() => onRejected(request, result)));
-  return { result, headers, response };
+  return { check: { result, headers, response }, decision };
 }
 
 /**
@@ -179,6 +228,13 @@ function rejectionResponse(headers: Record<string, string>): RejectionResponse<R
  *   may allow the request; otherwise **the returned promise rejects with the error** (no 500 is
  *   made up here: the framework or runtime answers it — Hono's `onError`, Next.js's error page,
  *   `Deno.serve`'s `onError`…). Errors of `handler` propagate unchanged.
+ * - **Counting only failures** (`skipSuccessfulRequests`) **or only successes**
+ *   (`skipFailedRequests`): the allowed request is recorded up front (`reserve`); when `handler`
+ *   returns, `requestWasSuccessful(request, response)` (by default `response.status < 400`)
+ *   judges its `Response`, and a request of the kind skipped is given back before the wrapped
+ *   handler returns. A `handler` that throws or rejects, or a `request.signal` aborted before
+ *   it returned (the client went away), is a failed request. (A client leaving while the body
+ *   streams is not seen here: the runtime sends the body after the handler returned.)
  *
  * @param handler - the handler to protect; extra arguments (a Worker's `env` and `ctx`, a
  *   Next.js route's `context`) are passed through.
@@ -188,12 +244,15 @@ function rejectionResponse(headers: Record<string, string>): RejectionResponse<R
  *   not an object or has a key that is not one of its options (code
  *   `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is close, the option meant),
  *   `limiter` is not a RateLimiter or RateLimitGroup, **`key` is missing** or not
- *   a function, another function option (`skip`, `cost`, `onRejected`, `onError`) is not a
- *   function, a header option is not a boolean, `policy` is not a policy or array of them, or
- *   `policy` is missing for a group.
+ *   a function, another function option (`skip`, `cost`, `onRejected`, `onError`,
+ *   `requestWasSuccessful`) is not a function, a header or skip option is not a boolean,
+ *   `policy` is not a policy or array of them, `policy` is missing for a group,
+ *   `requestWasSuccessful` is given without a skip option, or a skip option is set for a
+ *   limiter without `reserve`.
  * @throws {RateWardenRangeError} (a `RangeError`) when a policy's window is not a positive
- *   finite number of seconds, its name is not printable ASCII, or a group gets a different
- *   number of policies than it has limits.
+ *   finite number of seconds, its name is not printable ASCII, a group gets a different
+ *   number of policies than it has limits, or both `skipSuccessfulRequests` and
+ *   `skipFailedRequests` are `true`.
  */
 export function withRateLimit<Args extends unknown[]>(
   handler: FetchHandler<Args>,
@@ -202,10 +261,23 @@ export function withRateLimit<Args extends unknown[]>(
   // Options first: a missing `key` is the likelier mistake, and its message the more useful.
   const fetchConfig = configOf(options);
   if (typeof handler !== 'function') throw typeError('handler', 'a function', handler);
+  const { config } = fetchConfig;
   return async (request, ...rest) => {
-    const { headers, response } = await check(fetchConfig, request);
+    const { check, decision } = await decideFetch(fetchConfig, request);
+    const { headers, response } = check;
     if (response !== undefined) return response;
-    return withHeaders(await handler(request, ...rest), headers);
+    if (decision?.reservation === undefined) return withHeaders(await handler(request, ...rest), headers);
+    // skipSuccessfulRequests / skipFailedRequests: settle before returning (edge runtimes may
+    // drop work left after the response); a handler that throws is a failed request.
+    let returned: Response;
+    try {
+      returned = await handler(request, ...rest);
+    } catch (error) {
+      await settle(config, request, decision, FAILED);
+      throw error;
+    }
+    await settle(config, request, decision, outcomeOf(request, returned));
+    return withHeaders(returned, headers);
   };
 }
 

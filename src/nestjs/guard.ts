@@ -7,7 +7,8 @@
  */
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { decide } from '../middleware/common.js';
+import { FAILED, decide, settle } from '../middleware/common.js';
+import { onResponseEnd, type NodeResponse } from '../middleware/response-end.js';
 import { fastifyTrustsEveryHop, trustsEveryHop, warnPermissiveTrustProxy } from '../middleware/trust-proxy.js';
 import { LIMITS_METADATA, SKIP_METADATA } from './decorators.js';
 import { RateLimitExceededException } from './exception.js';
@@ -36,6 +37,11 @@ import { RATEWARDEN_COMPILED } from './tokens.js';
  * - **Error** (`key`, `skip` or `cost` throws, a limiter rejects): `onError` may allow the
  *   request; otherwise the guard throws the error (Nest answers 500 unless a filter says
  *   otherwise).
+ * - **Counting only failures or only successes** (`skipSuccessfulRequests`,
+ *   `skipFailedRequests`): the allowed request is recorded up front (`reserve` of the route's
+ *   group) and given back once the underlying response is over: on its `'finish'`, if
+ *   `requestWasSuccessful` (by default the status below 400) says it is of the kind skipped; on
+ *   `'close'` without `'finish'` (the client disconnected), as a failed one.
  *
  * The limits of a route are those of its `@RateLimit(...)` (the route's, else its
  * controller's), else the module's `defaultLimits`: decided together, all or nothing.
@@ -97,6 +103,14 @@ export class RateWardenGuard implements CanActivate {
     // (Express would throw ERR_HTTP_HEADERS_SENT), as the Express middleware does.
     if (adapter.isHeadersSent(response) !== true) {
       for (const name in headers) adapter.setHeader(response, name, headers[name] as string);
+    }
+    if (decision.reservation !== undefined) {
+      // skipSuccessfulRequests / skipFailedRequests: judge the response once the platform's
+      // underlying ServerResponse (Express `res`, Fastify `reply.raw`) is over.
+      const raw = ((response as { raw?: unknown }).raw ?? response) as NodeResponse;
+      onResponseEnd(raw, (finished) =>
+        void settle(config, context, decision, finished ? { res: response, status: raw.statusCode } : FAILED),
+      );
     }
     // Refused, unless in shadow (where the request goes on).
     if (decision.refuse) throw new RateLimitExceededException(result);

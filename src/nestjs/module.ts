@@ -28,8 +28,9 @@ import { RATEWARDEN_COMPILED, RATEWARDEN_OPTIONS } from './tokens.js';
  * Any other key is rejected.
  *
  * @typeParam Req - the platform's request type of the options' functions.
+ * @typeParam Res - the platform's response type of `requestWasSuccessful`.
  */
-export interface RateWardenModuleAsyncOptions<Req = unknown> {
+export interface RateWardenModuleAsyncOptions<Req = unknown, Res = unknown> {
   /** Modules whose exported providers `inject` names (`ConfigModule`). */
   readonly imports?: ModuleMetadata['imports'];
   /** The providers passed to `useFactory`, in order. @default none */
@@ -40,7 +41,7 @@ export interface RateWardenModuleAsyncOptions<Req = unknown> {
    */
   // Nest passes the injected values untyped, as its own factories declare them.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly useFactory: (...args: any[]) => RateWardenModuleOptions<Req> | Promise<RateWardenModuleOptions<Req>>;
+  readonly useFactory: (...args: any[]) => RateWardenModuleOptions<Req, Res> | Promise<RateWardenModuleOptions<Req, Res>>;
 }
 
 /** The keys of {@link RateWardenModuleAsyncOptions}: any other is rejected. */
@@ -101,7 +102,7 @@ export class RateWardenModule implements OnModuleInit {
    *   application starts (see the class).
    * @returns a global dynamic module providing `RateWardenGuard` and {@link RATEWARDEN_OPTIONS}.
    */
-  static forRoot<Req = unknown>(options: RateWardenModuleOptions<Req>): DynamicModule {
+  static forRoot<Req = unknown, Res = unknown>(options: RateWardenModuleOptions<Req, Res>): DynamicModule {
     return defineModule([], { provide: RATEWARDEN_OPTIONS, useValue: options });
   }
 
@@ -113,7 +114,7 @@ export class RateWardenModule implements OnModuleInit {
    *   `imports`, `inject` and `useFactory` (code `ERR_RATEWARDEN_UNKNOWN_OPTION`), `useFactory` is
    *   not a function, or `imports` or `inject` is not an array.
    */
-  static forRootAsync<Req = unknown>(options: RateWardenModuleAsyncOptions<Req>): DynamicModule {
+  static forRootAsync<Req = unknown, Res = unknown>(options: RateWardenModuleAsyncOptions<Req, Res>): DynamicModule {
     checkObject('options', options, 'an object with a `useFactory`');
     checkKnownKeys(options, ASYNC_OPTIONS);
     const { imports = [], useFactory } = options;

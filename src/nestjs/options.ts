@@ -53,8 +53,11 @@ export interface RateWardenLimit {
  * `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and, when one is close, the option meant).
  *
  * @typeParam Req - the platform's request type.
+ * @typeParam Res - the platform's response type, as `requestWasSuccessful` receives it: an
+ *   Express `Response` under `@nestjs/platform-express`, a `FastifyReply` under
+ *   `@nestjs/platform-fastify`.
  */
-export interface RateWardenModuleOptions<Req = unknown> extends ClientAddressKeyOptions {
+export interface RateWardenModuleOptions<Req = unknown, Res = unknown> extends ClientAddressKeyOptions {
   /**
    * The limits, by name: a `RateLimiter`, or a {@link RateWardenLimit} for a limit on another
    * key. At least one. A route decides the limits that apply to it (see {@link defaultLimits}
@@ -143,6 +146,38 @@ export interface RateWardenModuleOptions<Req = unknown> extends ClientAddressKey
     error: unknown,
     context: ExecutionContext,
   ) => 'allow' | undefined | void | PromiseLike<'allow' | undefined | void>; // eslint-disable-line @typescript-eslint/no-invalid-void-type -- a callback that returns nothing must fit
+  /**
+   * Counts only the requests whose response failed, in every limit of the route: a request
+   * whose response turns out successful (see {@link requestWasSuccessful}) is given back once
+   * the response is over. Decide-then-refund, as in the other middlewares: the guard decides
+   * with the route group's `reserve` (so the limit holds under parallel requests; the headers
+   * report the state after the decision) and, once the platform's underlying response (Express
+   * `res`, Fastify `reply.raw`) is over, calls `refund()` when the response is of the kind
+   * skipped. A refund that fails goes to `onError` (its return value ignored; a
+   * `RateWardenWarning`, code `ERR_RATEWARDEN_REFUND_FAILED`, without it) and the request stays
+   * counted.
+   * @default false — every allowed request counts
+   */
+  readonly skipSuccessfulRequests?: boolean;
+  /**
+   * Counts only the requests whose response succeeded: a failed one (see
+   * {@link requestWasSuccessful}) is given back once the response is over. Not with
+   * `skipSuccessfulRequests` (a `RangeError`).
+   * @default false — every allowed request counts
+   */
+  readonly skipFailedRequests?: boolean;
+  /**
+   * Whether a response counts as successful, for `skipSuccessfulRequests` and
+   * `skipFailedRequests` (a `TypeError` without either): called once the response **finished**
+   * (the underlying `ServerResponse`'s `'finish'`) with the platform's request and response
+   * (Express `req` and `res`, Fastify `request` and `reply`) and the guard's `ExecutionContext`.
+   * Only `true` (or a promise of it) is a success. A handler that throws is answered by Nest's
+   * exception filters: that response (a 500 by default) is judged like any other. A response
+   * **closed without finishing** (the client disconnected) is failed, without calling it. If
+   * it throws or rejects, the response counts as failed and the error goes to `onError`.
+   * @default the status sent is below 400
+   */
+  readonly requestWasSuccessful?: (req: Req, res: Res, context: ExecutionContext) => boolean | PromiseLike<boolean>;
 }
 
 /** The keys of {@link RateWardenModuleOptions}: any other is rejected. */
@@ -271,7 +306,7 @@ export class CompiledOptions {
 export function compileOptions(options: RateWardenModuleOptions<unknown>): CompiledOptions {
   checkObject('options', options, 'an object with `limits`');
   checkKnownKeys(options, OPTIONS);
-  const { limits, defaultLimits, policy, key, skip, cost, onError, ...rest } = options;
+  const { limits, defaultLimits, policy, key, skip, cost, onError, requestWasSuccessful, ...rest } = options;
   if (!isObject(limits) || Array.isArray(limits)) {
     throw typeError('limits', 'an object of named limits ({ name: RateLimiter, … })', limits);
   }
@@ -288,7 +323,7 @@ export function compileOptions(options: RateWardenModuleOptions<unknown>): Compi
   // shared options and the names (as policy names, printable ASCII), with the library's messages.
   const everything = new RateLimitGroup([...members.values()]);
   const base = checkOptions<ExecutionContext>(
-    { ...rest, limiter: everything, key, skip, cost, onError } as RateLimitMiddlewareOptions<ExecutionContext> & ClientAddressKeyOptions,
+    { ...rest, limiter: everything, key, skip, cost, onError, requestWasSuccessful } as RateLimitMiddlewareOptions<ExecutionContext> & ClientAddressKeyOptions,
     SHARED,
     clientAddress,
   );
@@ -302,6 +337,10 @@ export function compileOptions(options: RateWardenModuleOptions<unknown>): Compi
       skip: skip && ((context) => skip(requestOf(context), context)),
       cost: cost && ((context) => cost(requestOf(context), context)),
       onError: onError && ((context, error) => onError(requestOf(context), error, context)),
+      counting: base.counting && {
+        ...base.counting,
+        successful: requestWasSuccessful && ((context, res) => requestWasSuccessful(requestOf(context), res, context)),
+      },
     },
     policy && ((context: ExecutionContext, result: RateLimitResult) => policy(requestOf(context), result, context)),
     key === undefined,

@@ -49,6 +49,10 @@ describe('README code blocks', () => {
     expect(await run('quick-start')).toEqual(['allowed, 299 left in the window']);
   });
 
+  it('counting failures: successes are given back, three failures spend the limit', async () => {
+    expect(await run('counting-failures')).toEqual(['200 200 401 401 401 429']);
+  });
+
   it('strategy: GCRA at 600 per minute', async () => {
     expect(await run('strategy')).toEqual(['599']);
   });

@@ -56,11 +56,13 @@ const LIMITER = ['threshold', 'windowSeconds', 'tier', 'blockSeconds', 'extendBl
 /** The quota's options (createQuota, a tier of limitFor, the first of RateLimiter's), and the names of createQuota. */
 const QUOTA = ['threshold', 'windowSeconds', 'tier', 'blockSeconds', 'extendBlock'];
 const REDIS = ['client', 'prefix', 'timeoutSeconds', 'onFailure', 'onError', 'time', 'batchSize', 'blockCacheSize'];
-const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'onRejected'];
+/** The counting options (skipSuccessfulRequests…), after the other shared ones. */
+const COUNTING = ['skipSuccessfulRequests', 'skipFailedRequests', 'requestWasSuccessful'];
+const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
 /** RateWardenModule: named `limits` instead of `limiter`, and no `onRejected` (Nest's exception filters answer). */
-const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', 'ipv6Subnet'];
+const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'ipv6Subnet'];
 
 /** A limiter and a snapshot of everything a rejected call must leave unchanged. */
 function limiterWithState(options: Extra = {}): { limiter: RateLimiter; state: () => unknown } {

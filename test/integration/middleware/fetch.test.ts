@@ -268,7 +268,7 @@ describe('checkRateLimit', () => {
     const broken = new RateLimiter({ threshold: 1, windowSeconds: 1, clock, strategy: failing });
     await expect(checkRateLimit(request, { limiter: broken, key: () => 'k' })).rejects.toThrow('store down');
     const skipped = await checkRateLimit(request, { limiter: broken, key: () => 'k', skip: async () => true });
-    expect(skipped).toEqual({ result: undefined, headers: {}, response: undefined });
+    expect(skipped).toEqual({ result: undefined, headers: {}, response: undefined, settle: expect.any(Function) });
   });
 });
 
