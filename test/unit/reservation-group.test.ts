@@ -132,3 +132,36 @@ describe('RateLimitGroup.reserve with stores', () => {
     expect(local.stats().allowed).toBe(0);
   });
 });
+
+describe('a penalty while a group holds the key between its check and its record', () => {
+  it('the group request counts as recorded first: it is recorded all the same, and so is the penalty', async () => {
+    const store = new MapRefundingStore();
+    const stored = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: store, clock: () => 0 });
+    const local = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => 0 });
+    const group = new RateLimitGroup([stored, local]);
+    const pending = group.reserve('k', { cost: 2 });
+    // The group awaits its store: the in-memory key is reserved and locked.
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = local.penaltySync('k', 3);
+    expect(after.allowed).toBe(false);
+    const r = await pending;
+    expect(r.allowed).toBe(true);
+    expect(r.reservations[1]!.allowed).toBe(true);
+    // 2 reserved + 3 of penalty on a log of threshold 3: the newest 3 entries are kept.
+    expect(local.peekSync('k').remaining).toBe(0);
+    expect(local.stats().allowed).toBe(1);
+  });
+
+  it('the promise form waits for the group', async () => {
+    const store = new MapRefundingStore();
+    const stored = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: store, clock: () => 0 });
+    const local = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => 0 });
+    const group = new RateLimitGroup([stored, local]);
+    const pending = group.reserve('k', { cost: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const penalized = local.penalty('k', 1);
+    const r = await pending;
+    expect(r.allowed).toBe(true);
+    expect(await penalized).toMatchObject({ allowed: false, remaining: 0 });
+  });
+});
