@@ -66,19 +66,37 @@ export interface QuotaOptions {
    */
   readonly tier?: string | undefined;
   /**
-   * Blocking for a while: once a request of this quota is refused (a cost up to `threshold`;
-   * a larger cost can never be allowed and blocks nothing), the key stays refused for
-   * `blockSeconds` from that refusal, whatever the window does meanwhile, and `retryAfter`
-   * reports the block's remaining time. `0`, or a whole number of milliseconds from 0.001 to
-   * 10^9 seconds. rate-limiter-flexible's `blockDuration`, @nestjs/throttler's `blockDuration`
-   * (there in milliseconds).
+   * Blocking for a while, in **seconds**: once a request of this quota is refused by the limit
+   * (a cost up to `threshold`; a larger cost can never be allowed, is a caller's bug rather than
+   * abuse, and blocks nothing), the key stays refused for `blockSeconds` from that refusal,
+   * whatever the window does meanwhile. The refusal that starts the block and every decision
+   * during it (`allowRequest`, `peek`, each `waitForSlot` attempt, a `RateLimitGroup`) report
+   * `allowed: false`, `remaining: 0`, `retryAfter` = the block's remaining time **plus** whatever
+   * the strategy would still make the request wait at the block's end (usually nothing), and
+   * `resetAfter` = the longer of the block's remaining time and the strategy's `resetAfter`;
+   * nothing is recorded during a block. So `Retry-After`, `RateLimit` and 429 bodies tell the
+   * block's time. At the block's end, to the millisecond, the strategy decides again (a refusal
+   * then starts a new block).
+   *
+   * In memory the limiter keeps blocks apart from the strategy's state (dropped once expired;
+   * counted in `stats().blocked`); a new key refused for want of room under `maxKeys` is not
+   * blocked. With a store, the store applies the block inside its decision (atomically; for
+   * Redis, shared by every process): a store that cannot block keys is refused `blockSeconds`
+   * above 0 (a `TypeError` at construction; for a tier of `limitFor`, from its decisions).
+   * `RateLimiter.block` blocks a key by hand; `reset` and `delete` lift a block.
+   *
+   * `0`, or a whole number of milliseconds from 0.001 to 10^9 seconds. rate-limiter-flexible's
+   * `blockDuration` (seconds), @nestjs/throttler's `blockDuration` (milliseconds there),
+   * @fastify/rate-limit's `ban` (a count of refusals there, not a duration).
    * @default 0 (a refusal blocks nothing)
    */
   readonly blockSeconds?: number | undefined;
   /**
-   * With `blockSeconds`: whether every refused attempt during a block restarts it (the block
-   * then ends `blockSeconds` after the last attempt). A boolean.
-   * @default false (attempts during a block do not extend it)
+   * With `blockSeconds`: whether every refused attempt during a block (of a cost up to
+   * `threshold`; not a `peek`) restarts it, so that the block ends `blockSeconds` after the last
+   * attempt — a client that keeps hammering stays out. A restart never shortens a block (a
+   * longer one set by `RateLimiter.block` stays). A boolean.
+   * @default false (attempts during a block do not extend it, as with rate-limiter-flexible)
    */
   readonly extendBlock?: boolean | undefined;
 }

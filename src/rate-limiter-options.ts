@@ -54,10 +54,15 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
    * GCRA keep the used share of their burst, from the key's first decision under the new quota.
    * A key is swept under the quota last applied to it.
    *
-   * @throws from a decision: a `TypeError` / `RangeError` naming `limitFor().threshold` or
-   *   `limitFor().windowSeconds` when the returned quota is invalid; a `TypeError` (code
-   *   `ERR_RATEWARDEN_UNKNOWN_OPTION`) naming the key when it has a key other than those two; or
-   *   what the function throws.
+   * A tier may block for a while on its own terms (its `blockSeconds` and `extendBlock`): a
+   * refusal blocks under the quota of the decision that refused.
+   *
+   * @throws from a decision: a `TypeError` / `RangeError` naming `limitFor().threshold`,
+   *   `limitFor().windowSeconds`, `limitFor().tier`, `limitFor().blockSeconds` or
+   *   `limitFor().extendBlock` when the returned quota is invalid (or, with a store that does not
+   *   block keys, a `TypeError` naming `limitFor().blockSeconds` when it is above 0); a
+   *   `TypeError` (code `ERR_RATEWARDEN_UNKNOWN_OPTION`) naming the key when it has a key that is
+   *   not a quota option; or what the function throws.
    * @default undefined — every key gets `threshold` per `windowSeconds`.
    */
   readonly limitFor?: LimitFor;

@@ -6,11 +6,12 @@
  *   the quota ({@link createQuota}, `./quota.ts`) and the tiers (`./tiers.ts`);
  * - the clock (`./clock.ts`), read once per decision, monotonic;
  * - the key table (`./key-table.ts`): per-key state, sweeping, `maxKeys`;
- * - the decider (`./decider.ts`): the one core operation, and the per-key mutex;
+ * - the blocks (`./blocks.ts`): the keys refused for a while, in memory, apart from the state;
+ * - the decider (`./decider.ts`): the one core operation (blocks included), and the per-key mutex;
  * - the wait queues (`./wait-queue.ts`), the listeners and counters (`./observer.ts`), and
  *   request parsing (`./request.ts`).
  *
- * One concern, the public surface: of its ~450 lines, more than half are the TSDoc of the public
+ * One concern, the public surface: of its ~590 lines, more than half are the TSDoc of the public
  * methods (units, ranges, errors); each method's code is a few lines handing over to a unit above.
  *
  * @module

@@ -22,7 +22,10 @@ export interface RateLimitResult {
    * Seconds to wait before this same request (same cost) would be allowed: `0` when allowed, a
    * finite number in `(0, windowSeconds]` when rejected for now (`(0, 2 × windowSeconds]` with
    * the sliding-window counter), and `Infinity` when it can never be allowed because its cost is
-   * greater than `limit` (waiting will not help). Rounded up to the microsecond.
+   * greater than `limit` (waiting will not help). Rounded up to the microsecond. While the key
+   * is **blocked** (`blockSeconds`, `RateLimiter.block`): the block's remaining time plus what
+   * the strategy would still make the request wait at the block's end (so up to the block's
+   * length plus the maximum above).
    *
    * **Waiting it is enough:** a caller who read its clock at `t` (the reading this decision
    * used) and asks again at `t + retryAfter × 1000` ms, computed in floating point, is allowed
@@ -36,7 +39,8 @@ export interface RateLimitResult {
   /**
    * Seconds until the key's window is fully clear, that is until `remaining` would be back to
    * `limit` if no other request arrived: in `[0, windowSeconds]` (`[0, 2 × windowSeconds]` with
-   * the sliding-window counter).
+   * the sliding-window counter). While the key is blocked: the longer of that and the block's
+   * remaining time.
    */
   readonly resetAfter: number;
   /**

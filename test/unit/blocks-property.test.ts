@@ -11,7 +11,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { StrategyName } from '../../src/cli/strategies.js';
-import { FixedWindow, GCRA, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, type RateLimitResult, type RateLimitStrategy } from '../../src/index.js';
+import { FixedWindow, GCRA, RateLimitGroup, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, type RateLimitResult, type RateLimitStrategy } from '../../src/index.js';
 import { refModel, type RefModel } from '../support/reference-models.js';
 
 const STRATEGIES: readonly [StrategyName, () => RateLimitStrategy<unknown>][] = [
@@ -184,6 +184,57 @@ describe.each(STRATEGIES)('blocks on %s against the reference model (fast-check)
         }
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe.each(STRATEGIES)('blocks in a group of two %s limits against the models (fast-check)', (name, strategy) => {
+  it('the group allows only when no member is blocked and every strategy allows; each member that refuses blocks its own key; the others are not charged', () => {
+    const member = fc.record({ threshold: fc.integer({ min: 1, max: 3 }), windowMs: fc.constantFrom(100, 1_000), blockMs: fc.constantFrom(0, 50, 300, 1_000), extend: fc.boolean() });
+    const step = fc.tuple(
+      advance,
+      fc.oneof(
+        { weight: 6, arbitrary: fc.record({ kind: fc.constant('decide' as const), key }) },
+        { weight: 1, arbitrary: fc.record({ kind: fc.constant('block' as const), key, member: fc.constantFrom(0, 1), ms: fc.constantFrom(50, 1_000) }) },
+      ),
+    );
+    fc.assert(
+      fc.property(fc.tuple(member, member), fc.array(step, { maxLength: 80 }), (configs, steps) => {
+        let t = 0;
+        const limiters = configs.map(
+          (c) => new RateLimiter({ threshold: c.threshold, windowSeconds: c.windowMs / 1000, blockSeconds: c.blockMs / 1000, extendBlock: c.extend, strategy: strategy(), clock: () => t }),
+        );
+        const models = configs.map((c) => new BlockModel(refModel(name, c.threshold, c.windowMs) as RefModel<unknown>, c.threshold, c.blockMs, c.extend));
+        const group = new RateLimitGroup(limiters);
+        for (const [ms, o] of steps) {
+          t += ms;
+          if (o.kind === 'block') {
+            limiters[o.member]!.blockSync(o.key, o.ms / 1000);
+            models[o.member]!.block(o.key, t, o.ms);
+            continue;
+          }
+          const each = models.map((m) => m.wouldAllow(o.key, t));
+          const actual = group.allowRequestSync(o.key);
+          expect(actual.results.map((r) => r.allowed)).toEqual(each);
+          expect(actual.allowed).toBe(each.every(Boolean));
+          // Allowed: every member records. Refused: each member that refused decides (and blocks);
+          // the members that allowed record nothing.
+          models.forEach((m, i) => {
+            if (actual.allowed || !each[i]) m.decide(o.key, t, 1);
+          });
+          if (!actual.allowed) {
+            // The group's wait covers every blocked member's block.
+            for (const m of models) {
+              const until = m.blockedUntil(o.key, t);
+              if (until !== undefined) expect(actual.retryAfter).toBeGreaterThanOrEqual((until - t) / 1000);
+            }
+          }
+          limiters.forEach((l, i) => {
+            expect(l.stats().blocked).toBe(models[i]!.blockedKeys(t));
+          });
+        }
+      }),
+      { numRuns: 100 },
     );
   });
 });

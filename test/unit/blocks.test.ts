@@ -15,6 +15,7 @@ import {
   RateWardenWaitError,
   SlidingWindowLog,
   TokenBucket,
+  createQuota,
   type Quota,
   type RateLimitResult,
   type RateLimitStore,
@@ -139,6 +140,17 @@ describe('blockSeconds: a refusal blocks the key for exactly blockSeconds', () =
     expect(make({ extendBlock: 'yes' })).toThrow(/^Expected `extendBlock` to be a boolean or undefined/);
     expect(make({ blockSeconds: 1e9, extendBlock: true })).not.toThrow();
     expect(make({ blockSeconds: 0.001 })).not.toThrow();
+  });
+});
+
+describe('createQuota carries the block in milliseconds', () => {
+  it('blockMs and extendBlock, with their defaults, and the names of the fields in messages', () => {
+    expect(createQuota({ threshold: 1, windowSeconds: 1, blockSeconds: 1.5, extendBlock: true })).toMatchObject({ blockMs: 1_500, extendBlock: true });
+    expect(createQuota({ threshold: 1, windowSeconds: 1, blockSeconds: 0.017 }).blockMs).toBe(17);
+    expect(createQuota({ threshold: 1, windowSeconds: 1 })).toMatchObject({ blockMs: 0, extendBlock: false });
+    const names = { threshold: 't', windowSeconds: 'w', blockSeconds: '--block', extendBlock: '--extend' };
+    expect(() => createQuota({ threshold: 1, windowSeconds: 1, blockSeconds: 0.0001 }, undefined, names)).toThrow(/^Expected `--block` to be 0 or/);
+    expect(() => createQuota({ threshold: 1, windowSeconds: 1, extendBlock: null as unknown as boolean }, undefined, names)).toThrow(/^Expected `--extend` to be a boolean/);
   });
 });
 
