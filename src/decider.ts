@@ -425,7 +425,9 @@ export function reserveSync<State>(decider: Decider<State>, user: User | string,
   table.checkRefunds();
   const quota = decider.quotaFor(user, key);
   const now = decider.now(quota);
-  const result = decider.observer.observe(key, cost, table.consume(key, now, cost, quota), quota, shadow);
+  // The core operation, so that blocks apply (a blocked key is refused; a refusal may block).
+  const decided = decider.decideAt(key, cost, quota, now, true) as RateLimitResult;
+  const result = decider.observer.observe(key, cost, decided, quota, shadow);
   return { result, quota, ticket: result.allowed ? table.ticketOf(key, now, cost, quota) : undefined };
 }
 
@@ -476,7 +478,8 @@ export function penaltySync<State>(decider: Decider<State>, user: User | string,
   checkPoints(points, quota);
   const now = decider.now(quota);
   table.penalty(key, now, points, quota);
-  return table.peek(key, now, 1, quota);
+  // A peek through the core operation, so that a block in force is reported.
+  return decider.decideAt(key, 1, quota, now, false) as RateLimitResult;
 }
 
 /** @internal {@link penaltySync} with a store that can refund, under the key's lock. */
