@@ -266,7 +266,7 @@ export class Decider<State> {
       blocks.extend(key, grid, blockMs);
       left = blocks.remaining(key, grid);
     }
-    return this.#blockedResult(table, key, cost, quota, now, grid, left, table.peekAt(key, now, cost, quota).resetAfter);
+    return this.#blockedResult(quota, now, grid, left, table.peekAt(key, now, cost, quota));
   }
 
   /**
@@ -282,21 +282,33 @@ export class Decider<State> {
     const grid = onGrid(now);
     (this.blocks as Blocks).set(key, grid, blockMs);
     this.#blocking = true;
-    return this.#blockedResult(table, key, cost, quota, now, grid, blockMs, result.resetAfter);
+    return this.#blockedResult(quota, now, grid, blockMs, result);
   }
 
   /**
-   * The refusal of a request of `cost` on a key blocked for `leftMs` more milliseconds from
-   * `grid` (`now` on the grid): `remaining: 0`; `retryAfter` the block's remaining time plus what
-   * the strategy would still make the request wait at the block's end (a peek at that later
-   * time; `Infinity` for a cost above the threshold); `resetAfter` the longer of the block's
-   * remaining time and the strategy's `resetAfter` now (`resetAfter`).
+   * The refusal of a request on a key blocked for `leftMs` more milliseconds from `grid` (`now`
+   * on the grid), given `atNow`, the strategy's result for the request now (a peek, or the
+   * refusal just decided): `remaining: 0`; `retryAfter` the block's remaining time plus what the
+   * strategy would still make the request wait at the block's end (`Infinity` for a cost above
+   * the threshold); `resetAfter` the longer of the block's remaining time and the strategy's
+   * `resetAfter` now.
+   *
+   * Nothing is recorded while blocked, and a request that fits at some time fits at every later
+   * one (the log's live entries and GCRA's debt only decrease with time), so the block's end
+   * plus the wait a peek would report then is the later of the block's end and the moment the
+   * strategy allows it, counted from now: `max(leftMs, the strategy's wait now)`, exactly, and
+   * rounded once (rounding up is monotonic), as the Redis script computes it in ticks. (A peek
+   * at the block's end, its `retryAfter` already rounded up to the microsecond, then added to
+   * the block's time, erred by a microsecond.)
    */
-  #blockedResult(table: KeyTable<State>, key: string, cost: number, quota: Quota, now: number, grid: number, leftMs: number, resetAfter: number): RateLimitResult {
-    const atEnd = table.peekAt(key, grid + leftMs, cost, quota);
-    const waitMs = atEnd.allowed ? leftMs : leftMs + atEnd.retryAfter * 1000;
-    const retryAfter = waitMs === Infinity ? Infinity : retryAfterSeconds(now, grid, waitMs, Infinity);
+  #blockedResult(quota: Quota, now: number, grid: number, leftMs: number, atNow: RateLimitResult): RateLimitResult {
+    let retryAfter = atNow.retryAfter;
+    if (retryAfter !== Infinity) {
+      const block = retryAfterSeconds(now, grid, leftMs, quota.windowSeconds);
+      if (atNow.allowed || block > retryAfter) retryAfter = block;
+    }
     const leftSeconds = leftMs / 1000;
+    const resetAfter = atNow.resetAfter;
     // The shape `outcome` gives every result (built here in seconds, not converted from ms).
     return { allowed: false, remaining: 0, retryAfter, limit: quota.threshold, resetAfter: resetAfter > leftSeconds ? resetAfter : leftSeconds };
   }
@@ -461,7 +473,8 @@ export function refundReserved(decider: Decider<unknown>, key: string, quota: Qu
   }
   const store = decider.store as RefundingStore;
   return decider.locked(key, async () => {
-    const refunded = await store.refund(key, ticket, units, quota);
+    // The clock is read for the refund as for a decision (a store timed by it needs it).
+    const refunded = await store.refund(key, ticket, units, quota, decider.now(quota));
     if (refunded) decider.refunds.wake(key);
     return refunded;
   });

@@ -186,9 +186,12 @@ export interface RefundingStore extends RateLimitStore {
    * `Reservation.refund` (exact for the log, never more permissive for GCRA).
    * @param units - a positive safe integer, at most what the ticket's decision has left to
    *   refund (the limiter checks it).
+   * @param nowMs - the limiter's clock in **milliseconds**, read for this refund (a store may use
+   *   its own clock instead, as Redis's `TIME` by default): a refund once the decision has left
+   *   the window is a no-op, as in memory. Absent when called by an older limiter.
    * @returns whether the units were given back (`false`: a documented no-op).
    */
-  refund(key: string, ticket: unknown, units: number, quota: Quota): PromiseLike<boolean>;
+  refund(key: string, ticket: unknown, units: number, quota: Quota, nowMs?: number): PromiseLike<boolean>;
   /**
    * Records `points` units against `key` without asking (see `RateLimiter.penalty`).
    * @returns what a peek of cost 1 reports right after.

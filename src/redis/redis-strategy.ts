@@ -359,10 +359,11 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
    * no-ops:
    * - **sliding-window log:** removes `units` of that reservation's own members (the highest
    *   numbered first), wherever later entries are: the key is then exactly as if those units had
-   *   never been recorded. `false` (nothing removed) when fewer than `units` of them are left:
-   *   they expired (under `time: "redis"`, as soon as the window has passed, by the server's
-   *   clock; under `time: "limiter"`, once a later decision dropped them), a penalty trimmed them,
-   *   the key was deleted or expired, or they were refunded already.
+   *   never been recorded. `false` (nothing removed) once the window has passed since the
+   *   reservation (the server's clock, or the limiter's reading for the refund under
+   *   `time: "limiter"`), after a penalty trimmed the log's oldest entries (any of them: those
+   *   would count again without the reservation's, as in memory), and when fewer than `units`
+   *   of them are left (the key was deleted or expired, or they were refunded already).
    * - **GCRA:** the theoretical arrival time goes back by `units × window / threshold` only when
    *   the reservation's write is still the key's last (nothing else was recorded, penalised or
    *   converted to another limit since; its own earlier partial refunds excepted) and the key is
@@ -384,10 +385,11 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
    *   returned it.
    * @param units - a positive safe integer, at most what is left to refund (the limiter checks).
    * @param quota - the reservation's quota.
+   * @param nowMs - the limiter's reading for the refund (used under `time: "limiter"`).
    * @throws {RateWardenTypeError} (as a rejection) when `ticket` is not a ticket of a Redis
    *   strategy for `key` on this strategy's prefix.
    */
-  refund(key: string, ticket: unknown, units: number, quota: Quota): Promise<boolean> {
+  refund(key: string, ticket: unknown, units: number, quota: Quota, nowMs = 0): Promise<boolean> {
     if (ticket === DEGRADED_TICKET) return Promise.resolve(false);
     const redisKey = this.redisKey(key);
     const t = ticket as Partial<RedisTicket> | null;
@@ -395,15 +397,15 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
       return Promise.reject(typeError('ticket', `a ticket of a reservation of this strategy for ${JSON.stringify(key)}`, ticket));
     }
     this.#cache?.forget(key);
-    return this.#queue.operate(this.#limit, 'refund', key, 0, units, quota, t as RedisTicket) as Promise<boolean>;
+    return this.#queue.operate(this.#limit, 'refund', key, nowMs, units, quota, t as RedisTicket) as Promise<boolean>;
   }
 
   /**
    * Records `points` units against `key` now without asking, in one script call: the log adds
    * `points` members at now and keeps only the newest `threshold` (so the penalty counts even
    * when the limit is exhausted); GCRA moves its theoretical arrival time to
-   * `max(TAT, now) + points × window / threshold` (beyond one window after repeated penalties:
-   * `retryAfter` may then exceed the window). Starts no block. Resolves to what a peek of cost 1
+   * `max(TAT, now) + points × window / threshold`, at most two windows ahead of now, as in
+   * memory (`retryAfter` may then exceed the window; repeated penalties saturate there). Starts no block. Resolves to what a peek of cost 1
    * reports right after (a blocked key's block included). The block cache's entry for the key is
    * dropped. Rejects when Redis fails, under every failure policy (a penalty has no degraded
    * outcome; a call that timed out before the script started wrote nothing).

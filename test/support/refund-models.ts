@@ -130,7 +130,10 @@ export function logModel(q: ModelQuota): RefundModel {
     penalty(now, points) {
       entries = live(now);
       for (let i = 0; i < points; i++) entries.push({ t: now, r: undefined });
-      entries = entries.slice(Math.max(0, entries.length - q.threshold));
+      if (entries.length > q.threshold) {
+        // Entries dropped: no reservation made before refunds any more (they would count again).
+        entries = entries.slice(entries.length - q.threshold).map((e) => ({ t: e.t, r: undefined }));
+      }
     },
     get empty() {
       return entries.length === 0;
@@ -174,7 +177,8 @@ export function gcraModel(q: ModelQuota): RefundModel {
       return true;
     },
     penalty(now, points) {
-      tat = Math.max(tat ?? -Infinity, now * q.threshold) + points * T;
+      // Up to two windows ahead of now (the in-memory GCRA's bound).
+      tat = Math.min(Math.max(tat ?? -Infinity, now * q.threshold) + points * T, now * q.threshold + 2 * span);
       writer = null;
     },
     get empty() {

@@ -111,10 +111,14 @@ g_bstate = function(state, ticks, threshold)
   if ticks * threshold > state then return ticks * threshold end
   return state
 end
--- TAT = max(TAT, now) + points × T, whatever the debt.
+-- TAT = max(TAT, now) + points × T, whatever the debt, up to two windows ahead of now (as in
+-- memory: repeated penalties saturate there, and a whole window's wait after the penalty).
 g_penalty = function(key, threshold, window_ms, points, given)
   local _, _, debt, shift, _, now = g_check(key, threshold, window_ms, 0, given)
-  g_set(shift, key, now, threshold, window_ms, debt + points * window_ms * 1024)
+  local d = debt + points * window_ms * 1024
+  local cap = 2 * threshold * window_ms * 1024
+  if d > cap then d = cap end
+  g_set(shift, key, now, threshold, window_ms, d)
 end
 -- Gives back units of the reservation rid (TAT -= units × T) when its write is still the last
 -- one under the same limit: 1; else 0, nothing written.

@@ -133,13 +133,29 @@ l_penalty = function(key, threshold, window_ms, points, given)
   l_commit(left, state, shift, key, now, window, newest, seq, ahead, points)
   -- What is left is live (the commit dropped the expired entries and those ahead).
   local card = redis.call('ZCARD', key)
-  if card > threshold then redis.call('ZREMRANGEBYRANK', key, 0, card - threshold - 1) end
+  if card > threshold then
+    redis.call('ZREMRANGEBYRANK', key, 0, card - threshold - 1)
+    -- Entries were dropped: a refund of any reservation made before would let them count again
+    -- (more permissive than never having made it), so the survivors lose their reservation id
+    -- (as in memory, where a truncation makes every earlier ticket refund nothing). Rare: only a
+    -- penalty on a full log; at most threshold members.
+    local kept = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    for j = 1, #kept, 2 do
+      local name = kept[j]
+      local colon = string.find(name, ':', 1, true)
+      if colon then
+        redis.call('ZREM', key, name)
+        redis.call('ZADD', key, kept[j + 1], string.sub(name, 1, colon - 1))
+      end
+    end
+  end
 end
 -- Removes units of the reservation rid's members (recorded at t, numbered n0 to n0 + cost - 1):
 -- 1 when that many are there (the highest numbers go), else 0 and nothing is removed.
 l_refund = function(key, threshold, window_ms, units, t, n0, cost, given)
-  -- Under the server's clock, entries that have expired are not refunded (the window moved on).
-  if not own_time and given - t >= window_ms * 1024 then return 0 end
+  -- Entries that have expired are not refunded (the window moved on: exact), under either clock
+  -- (under the limiter's, given is the refund's own reading, as in memory).
+  if given - t >= window_ms * 1024 then return 0 end
   local there = {}
   local done = 0
   while done < cost do
