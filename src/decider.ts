@@ -439,8 +439,10 @@ export function reserveSync<State>(decider: Decider<State>, user: User | string,
   const now = decider.now(quota);
   // The core operation, so that blocks apply (a blocked key is refused; a refusal may block).
   const decided = decider.decideAt(key, cost, quota, now, true) as RateLimitResult;
+  // The ticket before the listeners: one of them may reset the key (its refund is then a no-op).
+  const ticket = decided.allowed ? table.ticketOf(key, now, cost, quota) : undefined;
   const result = decider.observer.observe(key, cost, decided, quota, shadow);
-  return { result, quota, ticket: result.allowed ? table.ticketOf(key, now, cost, quota) : undefined };
+  return { result, quota, ticket };
 }
 
 /**
@@ -461,13 +463,14 @@ export function reserveAsync(decider: Decider<unknown>, user: User | string, key
 
 /**
  * @internal Gives back `units` of a reserved decision on `key` (its {@link Reserved.ticket}):
- * in memory at once (synchronously), with a store under the key's lock. Wakes the key's
- * waiters when something was given back.
+ * in memory at once (synchronously, at `nowMs` when given, else the clock read now), with a
+ * store under the key's lock. Wakes the key's waiters when something was given back.
  */
-export function refundReserved(decider: Decider<unknown>, key: string, quota: Quota, ticket: unknown, units: number): boolean | Promise<boolean> {
+export function refundReserved(decider: Decider<unknown>, key: string, quota: Quota, ticket: unknown, units: number, nowMs?: number): boolean | Promise<boolean> {
   const table = decider.table;
   if (table !== undefined) {
-    const refunded = table.refund(key, ticket as TableTicket<unknown>, units, decider.now(quota));
+    // `nowMs`: the clock read beforehand by a group refund, so that nothing throws once it runs.
+    const refunded = table.refund(key, ticket as TableTicket<unknown>, units, nowMs ?? decider.now(quota));
     if (refunded) decider.refunds.wake(key);
     return refunded;
   }

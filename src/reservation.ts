@@ -113,12 +113,31 @@ class Refunds {
     return units;
   }
 
-  /** Refunds `units` (checked, at least 1), in memory synchronously. */
-  run(units: number): boolean | Promise<boolean> {
+  /** The units left to refund. */
+  get left(): number {
+    return this.#left;
+  }
+
+  /** Whether the refund runs in memory (synchronously), not on a store. */
+  get inMemory(): boolean {
+    return this.#decider.table !== undefined;
+  }
+
+  /**
+   * The clock reading an in-memory refund will use (`undefined` with a store, which reads it
+   * itself): read before a group's refunds run, so that a failing clock throws before any of
+   * them changed anything.
+   */
+  readNow(): number | undefined {
+    return this.#decider.table === undefined ? undefined : this.#decider.now(this.#quota);
+  }
+
+  /** Refunds `units` (checked, at least 1), in memory synchronously (at `nowMs` when given). */
+  run(units: number, nowMs?: number): boolean | Promise<boolean> {
     this.#left -= units;
     let outcome: boolean | Promise<boolean>;
     try {
-      outcome = refundReserved(this.#decider, this.#key, this.#quota, this.#ticket, units);
+      outcome = refundReserved(this.#decider, this.#key, this.#quota, this.#ticket, units, nowMs);
     } catch (error) {
       this.#left += units;
       throw error;
@@ -176,6 +195,22 @@ function syncReservationOf(result: RateLimitResult, refunds: Refunds, cost: numb
   };
 }
 
+/**
+ * Each limit's units asked for by a group refund ({@link Refunds.check}); a `RangeError` names
+ * the limit whose units left are too few (`names`: the group's, in member order).
+ */
+function checkAll(all: readonly Refunds[], units: unknown, names: readonly string[] | undefined): number[] {
+  return all.map((r, i) => {
+    try {
+      return r.check(units);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      const name = names?.[i] ?? `limit-${i + 1}`;
+      throw rangeError('units', `an integer from 1 to ${r.left} (what is left to refund on the group's limit "${name}")`, units);
+    }
+  });
+}
+
 /** @internal One limit of a group reservation: its decider, key and decision. */
 export interface MemberReserved {
   readonly decider: Decider<unknown>;
@@ -200,9 +235,20 @@ export function groupReservation<R extends object>(
     reservations,
     refund(units?: number): Promise<boolean> {
       try {
-        const checked = all.map((r) => r.check(units));
-        const runs = all.map((r, i) => Promise.resolve((checked[i] as number) === 0 ? false : r.run(checked[i] as number)));
-        return Promise.all(runs).then((done) => done.every(Boolean));
+        // Every check and clock first (either may throw: nothing has changed then); then the
+        // stores' refunds, and the in-memory ones only once every store's has succeeded, so
+        // that a store failing leaves the in-memory limits as they were (as a group records).
+        const checked = checkAll(all, units, (result as { names?: readonly string[] }).names);
+        const nows = all.map((r) => r.readNow());
+        // (An in-memory limit's place holds `true` until it runs below; nothing left is `false`.)
+        const stores = all.map((r, i) => Promise.resolve(checked[i] === 0 ? false : r.inMemory ? true : r.run(checked[i] as number)));
+        return Promise.all(stores).then((done) => {
+          let every = done.every(Boolean);
+          all.forEach((r, i) => {
+            if (r.inMemory && checked[i] !== 0 && !(r.run(checked[i] as number, nows[i]) as boolean)) every = false;
+          });
+          return every;
+        });
       } catch (error) {
         return Promise.reject(error);
       }
@@ -223,10 +269,12 @@ export function syncGroupReservation<R extends object>(
     cost,
     reservations,
     refund(units?: number): boolean {
-      const checked = all.map((r) => r.check(units));
+      // Every check and clock first (either may throw: nothing has changed then), then the refunds.
+      const checked = checkAll(all, units, (result as { names?: readonly string[] }).names);
+      const nows = all.map((r) => r.readNow());
       let every = true;
       all.forEach((r, i) => {
-        if ((checked[i] as number) === 0 || !(r.run(checked[i] as number) as boolean)) every = false;
+        if ((checked[i] as number) === 0 || !(r.run(checked[i] as number, nows[i]) as boolean)) every = false;
       });
       return every;
     },

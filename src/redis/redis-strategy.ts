@@ -371,8 +371,9 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
    *   `false`: giving back without the history would be more permissive than never having made
    *   the request. A key whose theoretical arrival time has passed has expired from Redis (under
    *   `time: "redis"`): `false`, and nothing would change anyway.
-   * A refund is not a decision: the block cache's entry for the key is dropped (this process
-   * then asks Redis). Another process's refund is not seen by this process's cache: see the
+   * A refund is not a decision: the block cache's entry for the key is dropped, when the refund
+   * is sent and again when Redis answers (a refusal decided before the refund whose reply came
+   * after it is not kept), so this process then asks Redis. Another process's refund is not seen by this process's cache: see the
    * cache's bound ({@link RedisStrategyOptions.blockCacheSize}).
    *
    * **When Redis fails:** under `onFailure: "throw"` the promise rejects (the refund did not
@@ -396,8 +397,16 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
     if (t === null || typeof t !== 'object' || t.redisKey !== redisKey || typeof t.id !== 'string' || !Number.isSafeInteger(t.ticks) || !Number.isSafeInteger(t.first) || !Number.isSafeInteger(t.cost)) {
       return Promise.reject(typeError('ticket', `a ticket of a reservation of this strategy for ${JSON.stringify(key)}`, ticket));
     }
-    this.#cache?.forget(key);
-    return this.#queue.operate(this.#limit, 'refund', key, nowMs, units, quota, t as RedisTicket) as Promise<boolean>;
+    const cache = this.#cache;
+    if (cache === undefined) return this.#queue.operate(this.#limit, 'refund', key, nowMs, units, quota, t as RedisTicket) as Promise<boolean>;
+    cache.forget(key);
+    // Again once Redis answered: the reply of a refusal decided before the refund may have
+    // reached this process after the refund was sent, and cached that refusal again.
+    const forget = (): void => {
+      cache.forget(key);
+    };
+    const pending = this.#queue.operate(this.#limit, 'refund', key, nowMs, units, quota, t as RedisTicket) as Promise<boolean>;
+    return pending.finally(forget);
   }
 
   /**

@@ -80,6 +80,31 @@ describe('RateLimitGroup.reserve with stores', () => {
     expect(local.peekSync('k').remaining).toBe(3);
   });
 
+  // Found by the attack on issue 22: a group refund that failed for one limit had given back on
+  // another already. Now every clock is read first, and the stores refund before memory.
+  it('a group refund whose store refund fails leaves the in-memory limit as it was; a failing clock leaves every limit', async () => {
+    const store = new MapRefundingStore();
+    const stored = new RateLimiter({ threshold: 2, windowSeconds: 60, strategy: store, clock: () => 0 });
+    let localNow = 0;
+    const local = new RateLimiter({ threshold: 3, windowSeconds: 60, clock: () => localNow });
+    const group = new RateLimitGroup([local, stored]);
+    const r = await group.reserve('k');
+    expect(r.allowed).toBe(true);
+    const failing = new Error('store down');
+    store.refund = () => Promise.reject(failing);
+    await expect(r.refund()).rejects.toBe(failing);
+    expect(local.peekSync('k').remaining).toBe(2);
+    expect(store.counts.get('k')).toBe(1);
+    localNow = Number.NaN;
+    delete (store as { refund?: unknown }).refund; // the prototype's again
+    await expect(r.refund()).rejects.toThrow(RangeError);
+    expect(store.counts.get('k')).toBe(1);
+    localNow = 1;
+    await expect(r.refund()).resolves.toBe(true);
+    expect(local.peekSync('k').remaining).toBe(3);
+    expect(store.counts.get('k')).toBe(0);
+  });
+
   it('200 parallel group reservations: exactly the smaller limit gets through, and the other is never charged beyond it', async () => {
     const store = new MapRefundingStore();
     const stored = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: store, clock: () => 0 });

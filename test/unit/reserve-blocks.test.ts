@@ -3,9 +3,9 @@
 // refused (and holds no ticket), and a penalty's result reports a block in force. Found when
 // merging the reservations with the blocks: reserve bypassed them.
 import { describe, expect, it } from 'vitest';
-import { FixedWindow, GCRA, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket } from '../../src/index.js';
+import { FixedWindow, GCRA, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, type RateLimitStrategy } from '../../src/index.js';
 
-const STRATEGIES = [new SlidingWindowLog(), new FixedWindow(), new SlidingWindowCounter(), new TokenBucket(), new GCRA()];
+const STRATEGIES: readonly RateLimitStrategy[] = [new SlidingWindowLog(), new FixedWindow(), new SlidingWindowCounter(), new TokenBucket(), new GCRA()] as readonly RateLimitStrategy[];
 
 describe.each(STRATEGIES.map((s) => [s.name, s] as const))('%s: blocks apply to reserve and penalty', (_name, strategy) => {
   it('a refused reserve starts the block; reserve and allowRequest during it are refused with its time', async () => {
