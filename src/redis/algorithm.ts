@@ -73,17 +73,6 @@ export interface RedisAlgorithm {
   /** Its Lua fragment (see the interface's description). */
   readonly lua: string;
   /**
-   * Its fragment of the operations that are not plain decisions (issue 22), run after {@link lua}
-   * in its scope, and only by calls that need them (a unit that is not a decision, or an entry
-   * whose quota blocks): `<id>_penalty(key, threshold, window_ms, points, given)`,
-   * `<id>_refund(key, threshold, window_ms, units, t, n0, cost, given)` (1 given back, else 0) and
-   * `<id>_mark(key, px, given, threshold, window_ms)`, which writes the block marker into the
-   * key's state (read by `<id>_check`, which sets the script's `flag`: only a marked key's
-   * decisions read its block key), keeping the key at least `px` ms. Closures cost Redis time at
-   * every call that defines them: a plain decision defines none of these.
-   */
-  readonly luaOps: string;
-  /**
    * Sorted-set members one unit of cost writes (the log: 1; GCRA: 0), for the bound on what one
    * script call may write.
    */

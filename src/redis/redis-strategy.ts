@@ -198,11 +198,8 @@ const MAX_WINDOW_SECONDS = 100_000_000;
  * state, `redisKey(id) + ":block"` (the same hash slot, so Cluster works), holding the block's end
  * and expiring with it; a blocked key is refused without being recorded, `remaining: 0`,
  * `retryAfter` the block's remaining time plus what the algorithm would still make the request
- * wait at its end, `resetAfter` at least the block's remaining time. Every block also writes a marker into the
- * key's state (the log: a member scored above every entry; GCRA: a byte after its state), which
- * the decision's own read of the state sees: only the decisions of a marked key read the block
- * key, so a key never blocked costs no more than before blocks existed (the marker goes with the
- * key's next write after the block, or its expiry).
+ * wait at its end, `resetAfter` at least the block's remaining time. Every decision reads the
+ * block key (one `GET` of a missing key in the common case).
  */
 export abstract class RedisStrategy implements BatchingStore, CachingStore, RefundingStore {
   abstract readonly name: string;

@@ -44,12 +44,6 @@ local stride = 4
 if own_time then stride = 5 end
 -- The reservation id of the unit being run (its members, its GCRA state), or nil.
 local rid = nil
--- Set by an algorithm's read of a key whose state carries the block marker (written with every
--- block: the key may have a block key); cleared before each check. A key without it has no block,
--- so its decision reads no block key.
-local flag = false
--- The log's marker member's score: above every time in ticks (within ±2^58).
-local marker_score = 4611686018427387904
 `;
 
 /** The frame after the fragments: the units, each all or nothing, then the reply. */
@@ -76,17 +70,10 @@ local function block_end(key, given)
   if e > given then return e end
   return nil
 end
--- block_end when a check of the key has just found the block marker in its state; else nil.
-local function marked_end(key, given)
-  if flag then return block_end(key, given) end
-  return nil
-end
--- Blocks the key until e: its block key, and the marker in its state (kept at least as long).
-local function set_block(mark, key, e, given, threshold, window_ms)
+local function set_block(key, e, given)
   local px = math.ceil((e - given) / 1024)
   if px < min_px then px = min_px end
   redis.call('SET', key .. ':block', fmt_int(e), 'PX', px)
-  mark(key, px, given, threshold, window_ms)
   recorded = true
 end
 -- The reply of an entry refused by a block ending at e: the wait until then plus what the
@@ -109,21 +96,20 @@ local function decide(k0, a0, count, op, tb)
     local s0 = ARGV[a0]
     local id, bms, ext = s0, 0, false
     if #s0 > 1 then id, bms, ext = spec(s0) end
-    local check, commit, tidy, bstate, _, _, mark = algorithm(id)
+    local check, commit, tidy, bstate = algorithm(id)
     local given = server_ticks
     if own_time then given = tonumber(ARGV[a0 + 4]) end
     local key = KEYS[k0 + 1]
     local threshold, window_ms, cost = tonumber(ARGV[a0 + 1]), tonumber(ARGV[a0 + 2]), tonumber(ARGV[a0 + 3])
     local o = k0 * 4
-    flag = false
     local w, l, s, sh, e1, e2, e3, e4, e5, e6, e7 = check(key, threshold, window_ms, cost, given)
-    local e = marked_end(key, given)
+    local e = block_end(key, given)
     if e == nil and record and w > 0 and bms > 0 then
       -- Refused by the limit: the block starts (and the refusal reports it).
       e = given + bms * 1024
       local r1, r2, r3, r4 = blocked(check, bstate, key, threshold, window_ms, cost, given, e, s)
       tidy(l, s, sh, e1, e2, e3, e4, e5, e6, e7)
-      set_block(mark, key, e, given, threshold, window_ms)
+      set_block(key, e, given)
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r1, r2, r3, r4
       return
     end
@@ -132,7 +118,7 @@ local function decide(k0, a0, count, op, tb)
         -- A refused attempt restarts the block.
         e = given + bms * 1024
         local r1, r2, r3, r4 = blocked(check, bstate, key, threshold, window_ms, cost, given, e, s)
-        set_block(mark, key, e, given, threshold, window_ms)
+        set_block(key, e, given)
         out[o + 1], out[o + 2], out[o + 3], out[o + 4] = r1, r2, r3, r4
         return
       end
@@ -169,9 +155,8 @@ local function decide(k0, a0, count, op, tb)
     if own_time then given = tonumber(ARGV[b + 4]) end
     local key = KEYS[k0 + j]
     local threshold, window_ms, cost = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-    flag = false
     local p = { check(key, threshold, window_ms, cost, given) }
-    local e = marked_end(key, given)
+    local e = block_end(key, given)
     local was = e ~= nil
     local start = false
     if e then
@@ -187,7 +172,7 @@ local function decide(k0, a0, count, op, tb)
       p.reply = { blocked(check, bstate, key, threshold, window_ms, cost, given, e, p[3]) }
     end
     if e or p[1] ~= 0 then all = false end
-    p.id, p.key, p.given, p.e, p.start, p.was, p.threshold, p.window_ms = id, key, given, e, start, was, threshold, window_ms
+    p.id, p.key, p.given, p.e, p.start, p.was = id, key, given, e, start, was
     plans[j] = p
   end
   for j = 1, count do
@@ -206,10 +191,7 @@ local function decide(k0, a0, count, op, tb)
         tidy(unpack(p, 2, 11))
       end
     end
-    if p.start then
-      local _, _, _, _, _, _, mark = algorithm(p.id)
-      set_block(mark, p.key, p.e, p.given, p.threshold, p.window_ms)
-    end
+    if p.start then set_block(p.key, p.e, p.given) end
     local r = p.reply or p
     local o = (k0 + j - 1) * 4
     out[o + 1] = r[1]
@@ -222,7 +204,7 @@ end
 -- A unit of one entry that is not a decision: 'p' penalty (cost: the points), 'u<t> <n0> <cost>
 -- <rid>' refund (cost: the units), 'b' block (cost: its ms), 'x' delete.
 local function operate(k0, a0, op)
-  local check, _, _, bstate, penalty, refund, mark = algorithm(string.sub(ARGV[a0], 1, 1))
+  local check, _, _, bstate, penalty, refund = algorithm(string.sub(ARGV[a0], 1, 1))
   local given = server_ticks
   if own_time then given = tonumber(ARGV[a0 + 4]) end
   local key = KEYS[k0 + 1]
@@ -234,8 +216,6 @@ local function operate(k0, a0, op)
     -- Reads first (the check in penalty validates the state, the block is read), then writes.
     local e = block_end(key, given)
     penalty(key, threshold, window_ms, cost, given)
-    -- The penalty rewrote the state: a block in force keeps its marker there.
-    if e then mark(key, math.ceil((e - given) / 1024), given, threshold, window_ms) end
     recorded = true
     local s
     r1, r2, s, r4 = check(key, threshold, window_ms, 1, given)
@@ -248,7 +228,7 @@ local function operate(k0, a0, op)
     r1 = refund(key, threshold, window_ms, cost, tonumber(t), tonumber(n0), tonumber(dc), given)
     if r1 == 1 then recorded = true end
   elseif c == 'b' then
-    set_block(mark, key, given + cost * 1024, given, threshold, window_ms)
+    set_block(key, given + cost * 1024, given)
   elseif c == 'x' then
     r1 = redis.call('DEL', key, key .. ':block')
     recorded = true
@@ -324,30 +304,22 @@ return out
  * Redis time at every call), then the dispatch from an id to them.
  */
 const ALGORITHM_FUNCTIONS =
-  ALGORITHMS.map((a) => `local uses_${a.id}, ${a.id}_check, ${a.id}_commit, ${a.id}_tidy, ${a.id}_bstate, ${a.id}_penalty, ${a.id}_refund, ${a.id}_mark = false\n`).join('') +
-  `-- ops: whether the call needs the operations' functions (a unit that is not a plain decision, an
--- entry whose quota blocks).
-local ops = false
-do
+  ALGORITHMS.map((a) => `local uses_${a.id}, ${a.id}_check, ${a.id}_commit, ${a.id}_tidy, ${a.id}_bstate, ${a.id}_penalty, ${a.id}_refund = false\n`).join('') +
+  `do
   local a = 5
   while a <= #ARGV do
     local count = tonumber(ARGV[a])
-    local c = string.sub(ARGV[a + 1], 1, 1)
-    if c ~= '1' and c ~= '0' and c ~= 'v' then ops = true end
     for j = 0, count - 1 do
       local id = ARGV[a + 3 + j * stride]
-      if #id > 1 then
-        id = string.sub(id, 1, 1)
-        ops = true
-      end
+      if #id > 1 then id = string.sub(id, 1, 1) end
 ${ALGORITHMS.map((a) => `      if id == '${a.id}' then uses_${a.id} = true end\n`).join('')}    end
     a = a + 3 + count * stride
   end
 end
 ` +
-  ALGORITHMS.map((a) => `if uses_${a.id} then\n${a.lua}if ops then\n${a.luaOps}end\nend\n`).join('') +
+  ALGORITHMS.map((a) => `if uses_${a.id} then\n${a.lua}end\n`).join('') +
   'local function algorithm(id)\n' +
-  ALGORITHMS.map((a) => `  if id == '${a.id}' then return ${a.id}_check, ${a.id}_commit, ${a.id}_tidy, ${a.id}_bstate, ${a.id}_penalty, ${a.id}_refund, ${a.id}_mark end\n`).join('') +
+  ALGORITHMS.map((a) => `  if id == '${a.id}' then return ${a.id}_check, ${a.id}_commit, ${a.id}_tidy, ${a.id}_bstate, ${a.id}_penalty, ${a.id}_refund end\n`).join('') +
   "  error('unknown algorithm ' .. tostring(id))\nend\n";
 
 /**
@@ -381,9 +353,8 @@ end
  *      (`peek`); `v<id>` to record as `1`, as reservation `<id>` (a decimal integer below 2^53):
  *      the log names its members `<time>-<n>:<id>`, GCRA keeps the id with its state (40
  *      bytes), and the reply carries a ticket per entry (below). A key is blocked while its
- *      block key, `<key>:block` (the same hash slot), holds an end (ticks) after the entry's time
- *      (read only for a key whose state carries the block marker, which every block writes: the
- *      log's member `!b` scored 2^62, or GCRA's 33rd or 41st byte): the entry is then refused without touching the key; a refused entry of a recording unit
+ *      block key, `<key>:block` (the same hash slot), holds an end (ticks) after the entry's time:
+ *      the entry is then refused without touching the key; a refused entry of a recording unit
  *      whose quota blocks (a cost up to the threshold) starts a block (ending the block's ms
  *      after the entry's time), or with `e` restarts a running one (never shortening it);
  *    - one entry each: `p`, a penalty of `cost` points (the reply: a check of cost 1 after it);

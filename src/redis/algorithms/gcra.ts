@@ -42,17 +42,10 @@ local function whole(x, lo, hi) return x == x and x >= lo and x <= hi and x % 1 
 -- last write was a reservation's. Fails, before any write, on anything else.
 local function g_read(key)
   local raw = redis.call('GET', key)
-  flag = false
   if not raw then return nil end
   local at, d, ot, ow, id = 0, 0, 0, 0, 0
-  local n = #raw
-  -- A byte more: the block marker (see g_mark).
-  if n == 33 or n == 41 then
-    flag = true
-    n = n - 1
-  end
-  if n == 32 then at, d, ot, ow = struct.unpack('<dddd', raw)
-  elseif n == 40 then at, d, ot, ow, id = struct.unpack('<ddddd', raw) end
+  if #raw == 32 then at, d, ot, ow = struct.unpack('<dddd', raw)
+  elseif #raw == 40 then at, d, ot, ow, id = struct.unpack('<ddddd', raw) end
   -- Only state this script writes: whole numbers in range (a time in ticks within the limiter's
   -- ±2^47 ms; a debt below 2^53, penalties included).
   if not (whole(ot, 1, 2 ^ 53) and whole(ow, 1, 2 ^ 53) and whole(at, -(2 ^ 58), 2 ^ 58) and whole(d, 0, 2 ^ 53) and whole(id, 0, 2 ^ 53)) then
@@ -118,8 +111,6 @@ g_bstate = function(state, ticks, threshold)
   if ticks * threshold > state then return ticks * threshold end
   return state
 end
-`,
-  luaOps: `
 -- TAT = max(TAT, now) + points × T, whatever the debt, up to two windows ahead of now (as in
 -- memory: repeated penalties saturate there, and a whole window's wait after the penalty).
 g_penalty = function(key, threshold, window_ms, points, given)
@@ -136,23 +127,8 @@ g_refund = function(key, threshold, window_ms, units, t)
   if not at or id ~= tonumber(rid) or at ~= t or ot ~= threshold or ow ~= window_ms then return 0 end
   local back = units * window_ms * 1024
   if back > d then return 0 end
-  local packed = struct.pack('<ddddd', at, d - back, ot, ow, id)
-  if flag then packed = packed .. 'b' end
-  redis.call('SET', key, packed, 'KEEPTTL')
+  redis.call('SET', key, struct.pack('<ddddd', at, d - back, ot, ow, id), 'KEEPTTL')
   return 1
-end
--- Marks the key as (possibly) blocked, for px ms at least: a byte after the state (a key without
--- state gets one with no debt, as if new), read with it by every check (so that a key never
--- blocked reads no block key). A write of the state after the block is over drops it.
-g_mark = function(key, px, given, threshold, window_ms)
-  if px < min_px then px = min_px end
-  local raw = redis.call('GET', key)
-  if not raw then
-    redis.call('SET', key, struct.pack('<dddd', given - window_ms * 1024, 0, threshold, window_ms) .. 'b', 'PX', px)
-    return
-  end
-  if #raw == 32 or #raw == 40 then redis.call('SET', key, raw .. 'b', 'KEEPTTL') end
-  if redis.call('PTTL', key) < px then redis.call('PEXPIRE', key, px) end
 end
 `,
   resetMs(state: number, quota: Quota): number {

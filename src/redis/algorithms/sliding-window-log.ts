@@ -39,17 +39,12 @@ export const SLIDING_WINDOW_LOG_ON_REDIS: RedisAlgorithm = {
   leftMayBeNegative: true,
   lua: `
 local function fmt(x) return string.format('%.0f', x) end
--- The block marker (a member above every entry, see l_mark) and the bound just below it.
-local marker, marker_at, below_marker = '!b', '4611686018427387904', '(4611686018427387904'
 l_check = function(key, threshold, window_ms, cost, given)
   local window = window_ms * 1024
   local now = given
-  local hi = below_marker
+  local hi = '+inf'
   local ahead = false
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  -- The block marker, when the key was blocked: the newest entry is the one before it.
-  flag = last[1] == marker
-  if flag then last = redis.call('ZRANGE', key, -2, -2, 'WITHSCORES') end
   local newest = nil
   if last[2] then
     newest = tonumber(last[2])
@@ -95,7 +90,7 @@ l_check = function(key, threshold, window_ms, cost, given)
   return wait, threshold - live, state, now - given, key, now, window, newest, seq, ahead, cost
 end
 l_commit = function(left, state, shift, key, now, window, newest, seq, ahead, cost)
-  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), below_marker) end
+  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
   local done = 0
   -- A reservation's members carry its id, so that its refund finds them and only them.
@@ -117,7 +112,7 @@ l_commit = function(left, state, shift, key, now, window, newest, seq, ahead, co
   return left - cost, window, seq
 end
 l_tidy = function(left, state, shift, key, now, window, newest, seq, ahead)
-  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), below_marker) end
+  if ahead then redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now), '+inf') end
   if newest then
     -- Expired entries go whatever the outcome (as in memory): no later decision counts them.
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
@@ -132,15 +127,12 @@ l_tidy = function(left, state, shift, key, now, window, newest, seq, ahead)
 end
 -- The reply's state (ticks until the window is clear) of a key blocked for ticks more.
 l_bstate = function(state, ticks) if ticks > state then return ticks end return state end
-`,
-  luaOps: `
 -- Records points entries at now whatever the count, then keeps only the newest threshold.
 l_penalty = function(key, threshold, window_ms, points, given)
   local _, left, state, shift, _, now, window, newest, seq, ahead = l_check(key, threshold, window_ms, 0, given)
   l_commit(left, state, shift, key, now, window, newest, seq, ahead, points)
   -- What is left is live (the commit dropped the expired entries and those ahead).
   local card = redis.call('ZCARD', key)
-  if flag then card = card - 1 end
   if card > threshold then
     redis.call('ZREMRANGEBYRANK', key, 0, card - threshold - 1)
     -- Entries were dropped: a refund of any reservation made before would let them count again
@@ -157,15 +149,6 @@ l_penalty = function(key, threshold, window_ms, points, given)
       end
     end
   end
-end
--- Marks the key as (possibly) blocked, for px ms at least: a member scored above every entry,
--- which every check reads with the newest entry (so that a key never blocked reads no block key).
--- Outside the window's counts and trims; gone with the key (a delete, or its expiry once the block
--- is over: a write after the block ends may shorten the key's expiry).
-l_mark = function(key, px)
-  if px < min_px then px = min_px end
-  redis.call('ZADD', key, marker_at, marker)
-  if redis.call('PTTL', key) < px then redis.call('PEXPIRE', key, px) end
 end
 -- Removes units of the reservation rid's members (recorded at t, numbered n0 to n0 + cost - 1):
 -- 1 when that many are there (the highest numbers go), else 0 and nothing is removed.

@@ -200,25 +200,6 @@ describe.each(CLIENTS)('with %s', (clientName, connect) => {
     );
   }, 60_000);
 
-  it.each(pairs)('%s on the server clock: a block outlives the state written during it (the block marker keeps the key)', async (_label, _memory, redis) => {
-    // A window of 50 ms, a block of 2 s, a penalty and a decision during it: each writes the
-    // state with a 50 ms expiry; the marker must keep the key (and so the block's effect) alive.
-    const limiter = new RateLimiter({ threshold: 2, windowSeconds: 0.05, blockSeconds: 2, strategy: redis({ client: c.client, prefix: `cr:${clientName}:${++namespace}:`, blockCacheSize: 0 }) });
-    const manual = new RateLimiter({ threshold: 2, windowSeconds: 0.05, strategy: redis({ client: c.client, prefix: `cr:${clientName}:${++namespace}:`, blockCacheSize: 0 }) });
-    expect((await limiter.allowRequest('k', { cost: 2 })).allowed).toBe(true);
-    expect((await limiter.allowRequest('k')).allowed).toBe(false); // blocks for 2 s
-    await manual.block('k', 2);
-    for (const l of [limiter, manual]) await l.penalty('k', 2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    for (const l of [limiter, manual]) {
-      const r = await l.allowRequest('k');
-      expect(r.allowed).toBe(false);
-      expect(r.retryAfter).toBeGreaterThan(1.5);
-    }
-    // A key never blocked has no block key read (nothing to see here but that it decides).
-    expect((await manual.allowRequest('other')).allowed).toBe(true);
-  });
-
   it('a group of two limits reserves, refunds and blocks as the same group in memory (the batch reserveAll)', async () => {
     const groupOpArb = fc.oneof(
       { weight: 4, arbitrary: fc.record({ kind: fc.constant('reserve' as const), cost: fc.integer({ min: 1, max: 4 }) }) },
