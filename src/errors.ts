@@ -39,6 +39,12 @@ export const ErrorCode = {
    * other decisions of the same call went on (a {@link RateWardenRedisCommandError}).
    */
   RedisCommand: 'ERR_RATEWARDEN_REDIS_COMMAND',
+  /**
+   * A middleware's refund after the response (`skipSuccessfulRequests` / `skipFailedRequests`)
+   * failed, or its `requestWasSuccessful` threw, and no `onError` took the error: the code of the
+   * process warning (`RateWardenWarning`) it is reported as; the request stays counted.
+   */
+  RefundFailed: 'ERR_RATEWARDEN_REFUND_FAILED',
 } as const;
 
 /** One of the {@link ErrorCode} values. */

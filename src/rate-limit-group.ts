@@ -64,7 +64,9 @@ export interface GroupResult extends RateLimitResult {
 /**
  * A decision of `RateLimitGroup.reserve`: the {@link GroupResult} plus one {@link Reservation}
  * per limit, in member order (refunding one refunds that limit only; when the group was
- * refused none recorded anything, and each refunds nothing: `false`), and a {@link refund} of
+ * refused, its limits recorded nothing and refund nothing (`false`), except a store of a group
+ * not decided in one step that recorded before another store refused: its unit stays recorded,
+ * as `RateLimitGroup` describes, and its reservation can give it back), and a {@link refund} of
  * every limit.
  */
 export interface GroupReservation extends GroupResult {

@@ -55,15 +55,25 @@ export function loginLimits(storeOf?: (limit: 'consecutive' | 'per-address') => 
   return { consecutive, perAddress, group };
 }
 
-/** Adds `POST /login` to `app`, protected by `limits`; `checkPassword` is your own check. */
+/**
+ * Adds `POST /login` to `app`, protected by `limits`; `checkPassword` is your own check. Express 5
+ * (which passes a rejected async handler's error to its error handler; on Express 4, wrap the
+ * handler in a try/catch calling `next(error)`). `req.ip` is the address that connected: behind a
+ * reverse proxy, set `app.set('trust proxy', ...)` to your proxies, or every client shares the
+ * proxy's address, and its daily limit.
+ */
 export function loginRoute(app: Express, limits: LoginLimits, checkPassword: (username: string, password: string) => Promise<boolean>): void {
   app.post('/login', express.json(), async (req: Request, res: Response) => {
-    const { username, password } = (req.body ?? {}) as { username?: unknown; password?: unknown };
-    if (typeof username !== 'string' || typeof password !== 'string' || username === '') {
+    const body = (req.body ?? {}) as { username?: unknown; password?: unknown };
+    const { password } = body;
+    // One account, one key: usernames compared as your accounts are (here case-insensitively),
+    // and bounded, since each one becomes a key in memory or in Redis.
+    const username = typeof body.username === 'string' ? body.username.trim().toLowerCase() : '';
+    if (username === '' || username.length > 254 || typeof password !== 'string' || req.ip === undefined) {
       res.status(400).json({ error: 'username and password are required' });
       return;
     }
-    const user = { id: ipKey(req.ip ?? ''), name: username };
+    const user = { id: ipKey(req.ip), name: username };
     // Decide first: counted as a failure until the password proves otherwise.
     const attempt = await limits.group.reserve(user);
     res.set(rateLimitHeaders(attempt, { policy: [{ windowSeconds: 15 * 60 }, { windowSeconds: 24 * 3600 }] }));
@@ -72,9 +82,11 @@ export function loginRoute(app: Express, limits: LoginLimits, checkPassword: (us
       return;
     }
     if (await checkPassword(username, password)) {
-      // A success: give the day's unit back and clear the pair's failures.
-      await attempt.reservations[1]?.refund();
-      await limits.consecutive.delete(pairKey(user));
+      // A success: give the day's unit back and clear the pair's failures. The password is
+      // right whatever happens to them: if the store is down, the failures stay counted, and
+      // the user still logs in.
+      const cleared = await Promise.allSettled([attempt.reservations[1]?.refund(), limits.consecutive.delete(pairKey(user))]);
+      for (const outcome of cleared) if (outcome.status === 'rejected') console.error('login: could not clear the failures', outcome.reason);
       res.json({ ok: true });
       return;
     }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkKnownKeys, checkObject, optionalBoolean, optionalFunction, rangeError, typeError, type KnownOptions } from '../errors.js';
+import { ErrorCode, checkKnownKeys, checkObject, optionalBoolean, optionalFunction, rangeError, typeError, type KnownOptions } from '../errors.js';
 import { rateLimitHeaders, type RateLimitPolicy } from '../http-headers.js';
 import { checkIpv6Subnet, keyOf } from '../ip-key.js';
 import type { RateLimitGroup } from '../rate-limit-group.js';
@@ -507,7 +507,7 @@ export type Outcome<Res> = { readonly res: Res; readonly status: number } | type
 export const FAILED = 'failed';
 
 /** The `code` of the warning of an error after the response, when `onError` cannot take it. */
-export const REFUND_FAILED = 'ERR_RATEWARDEN_REFUND_FAILED';
+export const REFUND_FAILED = ErrorCode.RefundFailed;
 
 /**
  * @internal Settles an allowed request once its response is over: decides whether it was
