@@ -115,11 +115,10 @@
 // --only=allowed for the three all-allowed ones, --only=standard-1,hot for two; the round trips
 // and Redis time are not measured, targets on workloads left out are not judged, and nothing is
 // written to the JSON file unless --json=PATH is given).
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -127,6 +126,7 @@ import Redis from 'ioredis';
 import { createClient } from 'redis';
 import rateLimiterFlexible from 'rate-limiter-flexible';
 import upstashRatelimit from '@upstash/ratelimit';
+import { findExecutable, startRedisServer } from './redis-server.mjs';
 
 const { RateLimiterRedis, RateLimiterRes } = rateLimiterFlexible;
 const { Ratelimit } = upstashRatelimit;
@@ -182,7 +182,6 @@ const WORKLOADS = ALL_WORKLOADS.filter((w) => ONLY === undefined || ONLY.some((t
 const BATCH = { callers: 16, keysPerCaller: 1 };
 /** Passes of each server-time measurement (median). */
 const SERVER_TIME_PASSES = 3;
-const READY_TIMEOUT_MS = 10_000;
 
 if (!(Number.isInteger(REPS) && REPS >= 1)) {
   console.error(`--reps: expected a positive integer, got ${args.reps}`);
@@ -200,84 +199,7 @@ for (const [name, dir] of [['dist', DIST], ['baseline', BASELINE]]) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// redis-server
-
-/** The path of `name` on the PATH, or undefined. */
-function findExecutable(name) {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir === '') continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** A free TCP port on 127.0.0.1: listen on port 0, read the port, close. */
-async function freePort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** Starts redis-server on a free loopback port; resolves once it accepts connections. */
-async function startRedisServer(binary) {
-  const port = await freePort();
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  let output = '';
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  try {
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server was not ready within ${READY_TIMEOUT_MS} ms:\n${output}`)), READY_TIMEOUT_MS);
-      const onData = (chunk) => {
-        output += chunk;
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          child.stdout.off('data', onData);
-          resolve();
-        }
-      };
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', onData);
-      child.stderr.on('data', (chunk) => {
-        output += chunk;
-      });
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      exited.then((status) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${status}) before it was ready:\n${output}`));
-      });
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  // Keep draining its output so that it never blocks on a full pipe.
-  child.stdout.resume();
-  child.stderr.resume();
-  return { port, child, stop };
-}
+// redis-server (started by ./redis-server.mjs)
 
 /**
  * A raw MONITOR connection: collects the commands the server runs, each with its source (a

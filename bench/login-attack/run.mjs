@@ -20,11 +20,11 @@
 // stopped at the end; the redis rows are skipped with a note when it is not on the PATH.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { findExecutable, startRedisServer } from '../redis-server.mjs';
 import { peerContestants } from './peers.mjs';
 import { ratewardenContestant } from './ratewarden.mjs';
 
@@ -109,68 +109,6 @@ const { Redis } = await peers.load('ioredis');
 
 // ---------------------------------------------------------------------------------------------
 // redis-server
-
-function findExecutable(name) {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir === '') continue;
-    try {
-      accessSync(path.join(dir, name), constants.X_OK);
-      return path.join(dir, name);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-async function freePort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-async function startRedisServer(binary) {
-  const port = await freePort();
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  let output = '';
-  try {
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server not ready within 10 s:\n${output}`)), 10_000);
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (chunk) => {
-        output += chunk;
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.stderr.on('data', (chunk) => (output += chunk));
-      child.once('error', reject);
-      exited.then((status) => reject(new Error(`redis-server exited (${status}):\n${output}`)));
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  child.stdout.resume();
-  child.stderr.resume();
-  return { port, stop };
-}
 
 // ---------------------------------------------------------------------------------------------
 // one run: a server, an attack, a probe
