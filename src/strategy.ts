@@ -131,7 +131,7 @@ export interface RateLimitStrategy<State = unknown> {
    * forgotten, reset or swept since has a new state, and its refund is a no-op there).
    *
    * @param state - the key's state.
-   * @param ticket - what {@link ticket} returned for the decision.
+   * @param ticket - what {@link RateLimitStrategy.ticket | ticket} returned for the decision.
    * @param units - a positive safe integer, at most the decision's cost less what was refunded
    *   through it (checked by the limiter).
    * @param nowMs - the limiter's clock in **milliseconds**, no earlier than the decision's.

@@ -94,7 +94,7 @@ export class FixedWindow implements RateLimitStrategy<FixedWindowState> {
 }
 
 /** A reservation's ticket on a {@link FixedWindowState}. */
-interface FixedWindowTicket {
+export interface FixedWindowTicket {
   /** The decision's window start. */
   readonly start: number;
   /** The decision's time (on the grid). */

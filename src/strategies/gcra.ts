@@ -142,7 +142,7 @@ export class GCRA implements RateLimitStrategy<GCRAState> {
 }
 
 /** A reservation's ticket on a {@link GCRAState}: the state right after the decision. */
-interface GCRATicket {
+export interface GCRATicket {
   readonly at: number;
   debt: number;
   readonly quota: Quota;

@@ -158,7 +158,7 @@ export class SlidingWindowCounter implements RateLimitStrategy<SlidingWindowCoun
 }
 
 /** A reservation's ticket on a {@link SlidingWindowCounterState}. */
-interface SlidingWindowCounterTicket {
+export interface SlidingWindowCounterTicket {
   readonly anchor: number;
   readonly windowMs: number;
   /** The decision's window number. */

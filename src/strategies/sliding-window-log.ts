@@ -253,7 +253,7 @@ export class SlidingWindowLog implements RateLimitStrategy<SlidingWindowLogState
 const truncations = new WeakMap<SlidingWindowLogState, number>();
 
 /** A reservation's ticket on a {@link SlidingWindowLogState}. */
-interface SlidingWindowLogTicket {
+export interface SlidingWindowLogTicket {
   /** The time of the decision's entries (on the grid). */
   readonly at: number;
   /** The state's truncation count at the decision. */

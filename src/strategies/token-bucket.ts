@@ -132,7 +132,7 @@ export class TokenBucket implements RateLimitStrategy<TokenBucketState> {
 }
 
 /** A reservation's ticket on a {@link TokenBucketState}: the state right after the decision. */
-interface TokenBucketTicket {
+export interface TokenBucketTicket {
   level: number;
   readonly last: number;
   readonly quota: Quota;
