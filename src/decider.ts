@@ -11,6 +11,14 @@
  * (and, in memory, through {@link Decider.table}, recording a reservation at
  * {@link Decider.latestNow}) and counts with {@link Decider.observer}.
  *
+ * Why one file of about 540 lines (nearly half of it comments): everything that reads the
+ * clock, chooses the quota and touches a key for one limiter is here — decisions, the blocks
+ * they start and answer (issue 22), and the reservations, refunds and penalties built on the
+ * same core operation (the free functions at the end) — so that every path to a key goes
+ * through one `decideAt` and one lock; split, the block check and the lock would be repeated in
+ * each file that decides. The blocks' storage is `./blocks.ts`, the refund handles
+ * `./reservation.ts`.
+ *
  * @module
  */
 import type { Blocks } from './blocks.js';

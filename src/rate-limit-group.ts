@@ -3,7 +3,7 @@
  * limiter through the limiter's documented internal interface, its {@link Decider}
  * (`deciderOf`), never through private fields.
  *
- * One concern in about 560 lines: planning the steps (locks in a global order), checking every
+ * One concern in about 740 lines (reserve and refund tickets, issue 22, added about 180): planning the steps (locks in a global order), checking every
  * member (in-memory limits jointly per limiter, stores by batch), and recording stores before
  * in-memory limits (reserved in their key tables meanwhile), on a synchronous and an
  * asynchronous path that must agree.

@@ -11,7 +11,7 @@
  * - the wait queues (`./wait-queue.ts`), the listeners and counters (`./observer.ts`), and
  *   request parsing (`./request.ts`).
  *
- * One concern, the public surface: of its ~590 lines, more than half are the TSDoc of the public
+ * One concern, the public surface: of its ~700 lines, more than half are the TSDoc of the public
  * methods (units, ranges, errors); each method's code is a few lines handing over to a unit above.
  *
  * @module

@@ -6,6 +6,11 @@
  * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
  * edge runtimes. Frameworks are reached through `import type` only.
  *
+ * Why one file of about 580 lines (more than half of it TSDoc of the options the four
+ * integrations share): one concern, the framework-free decision path — options, their checks,
+ * the decision, and its end (`settle`: the refund of a skipped response, issue 22) — which each
+ * framework file adapts in a few lines; how a Node response ends is `./response-end.ts`.
+ *
  * @module
  */
 import { ErrorCode, checkKnownKeys, checkObject, optionalBoolean, optionalFunction, rangeError, typeError, type KnownOptions } from '../errors.js';

@@ -27,7 +27,7 @@
  * turn to be sent comes fails without being sent. Settled units are released: nothing waits on a
  * handshake or a call but the units still pending.
  *
- * Why one file of about 600 lines (a third of it comments): the queues, the timers and the
+ * Why one file of about 760 lines (a third of it comments): the queues, the timers and the
  * settling share one invariant — a unit is in exactly one place (queued in its slot, in one call
  * in flight, or settled), and each move between places updates the slot's counts and the timer's
  * — which split files would each have to re-establish. The wire format (`./protocol.ts`), the

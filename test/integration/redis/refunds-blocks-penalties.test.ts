@@ -160,6 +160,9 @@ describe.each(CLIENTS)('with %s', (clientName, connect) => {
       const short = createQuota({ threshold: 1, windowSeconds: 0.05 });
       const r = await s.reserve('k', 0, 1, short);
       expect(r.result.allowed).toBe(true);
+      // Redis's own clock (TIME) cannot be faked: this one test waits on it, past a 50 ms
+      // window. The same rule under the limiter's clock is tested with an injected clock
+      // (contract-refunds.test.ts).
       await new Promise((resolve) => setTimeout(resolve, 80));
       expect(await s.refund('k', r.ticket, 1, short)).toBe(false);
     });
