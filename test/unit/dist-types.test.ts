@@ -32,6 +32,8 @@ import { RedisGCRA } from 'ratewarden/redis';
 import { expressRateLimit } from 'ratewarden/express';
 import { fastifyRateLimit } from 'ratewarden/fastify';
 import { withRateLimit } from 'ratewarden/fetch';
+import { honoRateLimit, type RateLimitVariables } from 'ratewarden/hono';
+import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 
 const limiter = new RateLimiter({
@@ -42,6 +44,9 @@ const limiter = new RateLimiter({
 export const express = expressRateLimit({ limiter });
 export const fastify = fastifyRateLimit({ limiter });
 export const fetch = withRateLimit(async () => new Response('ok'), { limiter, key: () => 'k' });
+export const hono = new Hono<{ Variables: RateLimitVariables }>()
+  .use('/api/*', honoRateLimit({ limiter, key: (c) => c.req.header('x-api-key') ?? 'anonymous' }))
+  .get('/api/x', (c) => c.json({ remaining: c.get('rateLimit').remaining }));
 export const error: RateWardenTypeError = new RateWardenTypeError('message', ErrorCode.InvalidType);
 // @ts-expect-error: threshold is a number
 new RateLimiter({ threshold: '10', windowSeconds: 1 });
@@ -87,7 +92,7 @@ afterAll(() => {
 
 describe('the packed package in a TypeScript project of its own', () => {
   it('type-checks every entry point under module commonjs (node10 resolution)', () => {
-    expect(SPECIFIERS).toEqual(expect.arrayContaining(['ratewarden', 'ratewarden/redis', 'ratewarden/express', 'ratewarden/fastify', 'ratewarden/fetch']));
+    expect(SPECIFIERS).toEqual(expect.arrayContaining(['ratewarden', 'ratewarden/redis', 'ratewarden/express', 'ratewarden/fastify', 'ratewarden/fetch', 'ratewarden/hono']));
     writeFileSync(join(dir, 'usage.ts'), USAGE);
     writeFileSync(join(dir, 'entries.ts'), everyEntryPoint());
     // `tsc --init`'s defaults for a CommonJS project (as in Nest's starter). skipLibCheck, as there:

@@ -65,6 +65,26 @@ describe('the built package (dist/)', () => {
     expect(() => cjs.SkipRateLimit('no' as unknown as boolean)).toThrow((require(packageName) as typeof core).RateWardenTypeError);
   });
 
+  it('ships ratewarden/hono in both formats, sharing the core; Hono stays outside the bundle', async () => {
+    const core = (await import(packageName)) as typeof import('../../src/index.js');
+    const hono = (await import(`${packageName}/hono`)) as typeof import('../../src/middleware/hono.js');
+    expect(Object.keys(hono).sort()).toEqual(['HeaderNames', 'PROBLEM_CONTENT_TYPE', 'honoRateLimit', 'ipKey']);
+    expect(hono.ipKey).toBe(core.ipKey);
+    // The subpath's errors are the core's classes, not copies.
+    expect(() => hono.honoRateLimit({ limiter: null as unknown as InstanceType<typeof core.RateLimiter> })).toThrow(core.RateWardenTypeError);
+    const cjs = require(`${packageName}/hono`) as typeof import('../../src/middleware/hono.js');
+    expect(require.resolve(`${packageName}/hono`)).toMatch(/dist[\\/]hono\.cjs$/);
+    expect(() => cjs.honoRateLimit({ limiter: null as unknown as InstanceType<typeof core.RateLimiter> })).toThrow(
+      (require(packageName) as typeof core).RateWardenTypeError,
+    );
+    const { readFileSync } = await import('node:fs');
+    for (const file of ['hono.js', 'hono.cjs']) {
+      const source = readFileSync(new URL(`../../dist/${file}`, import.meta.url), 'utf8');
+      const imported = [...source.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)["']([^"']+)["']/g)].map((m) => m[1]);
+      expect(imported.every((specifier) => specifier?.startsWith('./')), `${file} imports ${imported.join(', ')}`).toBe(true);
+    }
+  });
+
   it('keeps the core free of Node built-ins (it runs in browsers and edge runtimes)', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const dist = new URL('../../dist/', import.meta.url);

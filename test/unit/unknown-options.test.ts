@@ -21,6 +21,7 @@ import { RedisGCRA, RedisSlidingWindowLog } from '../../src/redis/index.js';
 import { expressRateLimit } from '../../src/middleware/express.js';
 import { fastifyRateLimit } from '../../src/middleware/fastify.js';
 import { checkRateLimit, withRateLimit } from '../../src/middleware/fetch.js';
+import { honoRateLimit } from '../../src/middleware/hono.js';
 import { RateWardenModule } from '../../src/nestjs/index.js';
 import { compileOptions } from '../../src/nestjs/options.js';
 
@@ -61,6 +62,8 @@ const COUNTING = ['skipSuccessfulRequests', 'skipFailedRequests', 'requestWasSuc
 const MIDDLEWARE = ['limiter', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'onRejected'];
 /** Express and Fastify also shape their default key (the client address) with `ipv6Subnet`. */
 const ADDRESS_MIDDLEWARE = [...MIDDLEWARE, 'ipv6Subnet'];
+/** Hono's also names its context variable. */
+const HONO_MIDDLEWARE = [...ADDRESS_MIDDLEWARE, 'variable'];
 /** RateWardenModule: named `limits` instead of `limiter`, and no `onRejected` (Nest's exception filters answer). */
 const NEST_MODULE = ['limits', 'defaultLimits', 'key', 'skip', 'cost', 'policy', 'mode', 'standardHeaders', 'legacyHeaders', 'onError', ...COUNTING, 'ipv6Subnet'];
 
@@ -207,6 +210,12 @@ const cases: readonly Case[] = [
       return { run: () => checkRateLimit(new Request('http://127.0.0.1/'), { limiter, key: () => 'bob', ...extra }), state };
     },
     typo: ['skipp', 'skip'],
+  },
+  {
+    what: 'honoRateLimit options',
+    known: HONO_MIDDLEWARE,
+    call: (extra) => ({ run: () => honoRateLimit({ limiter: new RateLimiter({ threshold: 1, windowSeconds: 1 }), ...extra }) }),
+    typo: ['varaible', 'variable'],
   },
   {
     what: 'RateWardenModule options',
