@@ -1,12 +1,13 @@
 /**
- * What the framework middleware (`ratewarden/express`, `ratewarden/fastify`, `ratewarden/fetch`)
- * share: the options and their validation, the decision (skip, key, cost, limiter, headers),
- * the error policy and the public constants. The 429 response is `rejection.ts`'s.
+ * What the framework middleware (`ratewarden/express`, `ratewarden/fastify`, `ratewarden/fetch`,
+ * `ratewarden/hono`) share: the options and their validation, the decision (skip, key, cost,
+ * limiter, headers), the error policy and the public constants. The 429 response is
+ * `rejection.ts`'s.
  *
- * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
- * edge runtimes. Frameworks are reached through `import type` only.
+ * Framework-free and free of `node:` imports, so that `ratewarden/fetch` and `ratewarden/hono`
+ * run in workers and edge runtimes. Frameworks are reached through `import type` only.
  *
- * Why one file of about 580 lines (more than half of it TSDoc of the options the four
+ * Why one file of about 580 lines (more than half of it TSDoc of the options the five
  * integrations share): one concern, the framework-free decision path — options, their checks,
  * the decision, and its end (`settle`: the refund of a skipped response, issue 22) — which each
  * framework file adapts in a few lines; how a Node response ends is `./response-end.ts`.
@@ -22,11 +23,12 @@ import type { User } from '../request.js';
 import type { RateLimitResult } from '../result.js';
 
 /**
- * The options every middleware shares, with the same names and meaning in all three; each
+ * The options every middleware shares, with the same names and meaning in each; each
  * framework adds `onRejected` (its own signature) and may default `key`.
  *
  * The functions receive the framework's request (`Req`): an Express `Request`, a
- * `FastifyRequest` or a Fetch `Request`. Each may return a value or a promise of it.
+ * `FastifyRequest`, a Fetch `Request` or Hono's `Context`. Each may return a value or a promise
+ * of it.
  *
  * **Client IPs behind a proxy.** A key derived from the client address (the default in Express
  * and Fastify) is the address of the TCP peer: behind a load balancer or reverse proxy that is
@@ -42,7 +44,7 @@ import type { RateLimitResult } from '../result.js';
  *
  * @typeParam Req - the framework's request type.
  * @typeParam Res - the framework's response type, as {@link requestWasSuccessful} receives it: an
- *   Express `Response`, a `FastifyReply` or a Fetch `Response`.
+ *   Express `Response`, a `FastifyReply`, a Fetch `Response` or Hono's `Context` (again).
  */
 export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
   /**
@@ -56,8 +58,9 @@ export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
    * takes the error path (see {@link onError}).
    * @default `ipKey` of the client address, Express `req.ip`, Fastify `request.ip`: the IPv4
    *   address, or the IPv6 network of its first `ipv6Subnet` bits (/64 by default; mind the
-   *   proxy caveat above); **required** for `ratewarden/fetch`, whose `Request` carries no
-   *   client address (`ipKey` is exported there too, for a key built from a platform's address).
+   *   proxy caveat above); for `ratewarden/hono`, where the runtime reports the address (see
+   *   its `key`); **required** for `ratewarden/fetch`, whose `Request` carries no client address
+   *   (`ipKey` is exported there too, for a key built from a platform's address).
    */
   readonly key?: (req: Req) => User | string | PromiseLike<User | string>;
   /**
@@ -122,7 +125,8 @@ export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
    * - Express: `next(error)` (your error-handling middleware answers; Express's default is a 500).
    * - Fastify: the hook throws the error (Fastify's error handler answers; a 500 by default).
    * - Fetch: the returned promise rejects with the error (the framework or runtime answers:
-   *   Hono's `onError`, a Next.js 500, …).
+   *   a Next.js 500, `Deno.serve`'s `onError`, …).
+   * - Hono: the middleware throws the error (Hono's `app.onError` answers; a 500 by default).
    *
    * What `onError` throws takes that error path instead. Not called for errors of the route
    * handler itself, nor of `onRejected`.
@@ -200,7 +204,8 @@ export interface RateLimitMiddlewareOptions<Req, Res = unknown> {
 
 /**
  * The option of the middleware whose default key is the client address (`ratewarden/express`,
- * `ratewarden/fastify`): how that default key groups IPv6 addresses (see `ipKey`).
+ * `ratewarden/fastify`, `ratewarden/hono`): how that default key groups IPv6 addresses (see
+ * `ipKey`).
  */
 export interface ClientAddressKeyOptions {
   /**

@@ -1,7 +1,7 @@
 /**
- * `ratewarden/fetch`: rate limiting for Fetch API handlers (`Request` → `Response`): Hono,
- * Next.js route handlers, Bun, Deno, Cloudflare Workers and other edge runtimes. No `node:`
- * imports and no dependencies.
+ * `ratewarden/fetch`: rate limiting for Fetch API handlers (`Request` → `Response`): Next.js
+ * route handlers, Bun, Deno, Cloudflare Workers and other edge runtimes (a Hono app has its own
+ * middleware, `ratewarden/hono`). No `node:` imports and no dependencies.
  *
  * @example
  * ```ts
@@ -132,7 +132,7 @@ function configOf(options: FetchRateLimitOptions): FetchConfig {
 
 /**
  * Decides one request with `options.limiter`, for frameworks and runtimes where wrapping the
- * handler does not fit (a Hono middleware, a Next.js `middleware.ts`): send `response` when it
+ * handler does not fit (a Next.js `middleware.ts`): send `response` when it
  * is set, otherwise go on and add `headers` to your response.
  *
  * Options are validated on the first call with a given options object and cached by its
@@ -226,7 +226,7 @@ function rejectionResponse(headers: Record<string, string>): RejectionResponse<R
  *   seconds, at least 1; absent when the cost exceeds the limit); `handler` is not called.
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise **the returned promise rejects with the error** (no 500 is
- *   made up here: the framework or runtime answers it — Hono's `onError`, Next.js's error page,
+ *   made up here: the framework or runtime answers it — Next.js's error page,
  *   `Deno.serve`'s `onError`…). Errors of `handler` propagate unchanged.
  * - **Counting only failures** (`skipSuccessfulRequests`) **or only successes**
  *   (`skipFailedRequests`): the allowed request is recorded up front (`reserve`); when `handler`
