@@ -1,6 +1,7 @@
-// A Fetch API handler (Cloudflare Workers, Bun, Deno, Hono's app.fetch): a limit per client, here
-// 2 requests per minute. A Fetch Request has no client address, so `key` is required: here the
-// address Cloudflare sets in CF-Connecting-IP (clients cannot forge it behind Cloudflare).
+// A Fetch API handler (Cloudflare Workers, Bun, Deno, Next.js route handlers; a Hono app takes the
+// middleware of ratewarden/hono instead): a limit per client, here 2 requests per minute. A Fetch
+// Request has no client address, so `key` is required: here the address Cloudflare sets in
+// CF-Connecting-IP (clients cannot forge it behind Cloudflare).
 // The limiter lives in this process (one isolate); share it across instances with ratewarden/redis.
 import { RateLimiter } from 'ratewarden';
 import { withRateLimit } from 'ratewarden/fetch';

@@ -49,7 +49,7 @@ function runExample(file: string): Promise<Run> {
 describe('examples/', () => {
   it('has the examples the README promises', () => {
     expect(examples).toEqual(
-      expect.arrayContaining(['api-client.ts', 'express.ts', 'fastify.ts', 'fetch-handler.ts', 'headers.ts', 'nestjs.ts', 'opentelemetry.ts', 'pino.ts']),
+      expect.arrayContaining(['api-client.ts', 'express.ts', 'fastify.ts', 'fetch-handler.ts', 'headers.ts', 'hono.ts', 'nestjs.ts', 'opentelemetry.ts', 'pino.ts']),
     );
   });
 
