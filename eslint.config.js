@@ -24,12 +24,26 @@ export default defineConfig(
   // Plain JavaScript run by Node: the scripts, the plot and the test fixtures (and this file).
   {
     files: ['**/*.{js,mjs}'],
+    ignores: ['test/runtimes/**'],
     extends: [js.configs.recommended],
     languageOptions: { globals: globals.node },
     rules: {
       // Relaxed like tsc: `({ shown, ...rest }) => rest` is the idiom for leaving a property out.
       'no-unused-vars': ['error', { ignoreRestSiblings: true }],
       // Added: `==` only for `== null` (null or undefined).
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+
+  // The runtime checks (test/runtimes/): run by Node.js, Bun, Deno and workerd, so only what a
+  // Worker has is global (fetch, Request, Response, navigator...: a service worker's globals); the
+  // APIs of Node.js, Bun and Deno are reached through globalThis, after checking they are there.
+  {
+    files: ['test/runtimes/**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { globals: globals.serviceworker },
+    rules: {
+      'no-unused-vars': ['error', { ignoreRestSiblings: true }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },

@@ -1,0 +1,44 @@
+// The app each runtime's real HTTP server runs (Bun.serve, Deno.serve, a workerd socket; see
+// serve.mjs and worker.mjs): `ratewarden/fetch` keyed by the client address as the platform
+// reports it, passed through `ipKey`. test/integration/runtimes.test.ts sends it requests from
+// 127.0.0.1, each on a new connection, and checks that they share one limit.
+//
+// The limiter is created when the module is evaluated, as an app would (on workerd, in the
+// Worker's global scope), with the default clock (`performance.now()`): the window is an hour
+// and nothing waits, so the test does not depend on timing.
+import { RateLimiter } from '../../dist/index.js';
+import { ipKey, withRateLimit } from '../../dist/fetch.js';
+
+/** Two requests per hour per client address, shared by every connection. */
+const limiter = new RateLimiter({ threshold: 2, windowSeconds: 3600 });
+
+/**
+ * The Fetch handler of `/fetch/*`.
+ * @param request - the incoming request.
+ * @param address - the client address the platform reported for it.
+ */
+function fetchRoute(request, address) {
+  return withRateLimit(
+    () => new Response(JSON.stringify({ address, key: ipKey(address) }), { headers: { 'content-type': 'application/json' } }),
+    { limiter, key: () => ipKey(address) },
+  )(request);
+}
+
+/**
+ * Builds the app's handler.
+ * @param features - `{ hono: true }` also mounts `/hono/*`: a Hono app with `honoRateLimit`'s
+ *   DEFAULT key (test/runtimes/hono-hook.mjs), which reads the address from Hono's `c.env`.
+ * @returns `(request, { address, env }) => Promise<Response>`: `address` is the platform's client
+ *   address, `env` what the platform passes as the second argument of a fetch handler (Bun's
+ *   server, Deno's ServeHandlerInfo, a Worker's env), which Hono exposes as `c.env`.
+ */
+export async function createHttpApp(features = {}) {
+  // HOOK ratewarden/hono: the same check through a Hono app, once dist/hono.js is built.
+  const hono = features.hono === true ? (await import('./hono-hook.mjs')).honoServerApp() : undefined;
+  return async (request, { address, env }) => {
+    const { pathname } = new URL(request.url);
+    if (pathname.startsWith('/fetch/')) return fetchRoute(request, address);
+    if (hono !== undefined && pathname.startsWith('/hono/')) return hono.fetch(request, env);
+    return new Response('not found', { status: 404, headers: { 'content-type': 'text/plain' } });
+  };
+}
