@@ -11,7 +11,7 @@
 // Fetch's immutable responses and `checkRateLimit`, Nest's decorators, module and exception
 // filters) stays in that framework's own test file.
 import 'reflect-metadata';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, HttpException, Module, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
@@ -25,6 +25,7 @@ import { expressRateLimit, type ExpressRateLimitOptions } from '../../../../src/
 import { fastifyRateLimit, type FastifyRateLimitOptions } from '../../../../src/middleware/fastify.js';
 import { withRateLimit, type FetchRateLimitOptions } from '../../../../src/middleware/fetch.js';
 import { RateLimit, RateWardenGuard, RateWardenModule, SkipRateLimit, type RateWardenModuleOptions } from '../../../../src/nestjs/index.js';
+import { close, listen, serveFetch } from '../../../support/http-server.js';
 
 // ---------------------------------------------------------------------------------------------
 // The routes every server has, and what their handlers do.
@@ -174,6 +175,11 @@ export interface Lacks {
   readonly onRejected?: string;
 }
 
+/** What a framework's own error path answers: see {@link Adapter.errorPath}. */
+export type ErrorPath =
+  | { readonly status: number; readonly showsMessage: true }
+  | { readonly status: number; readonly showsMessage: false; readonly body: string };
+
 /** One framework integration, as the contract serves it. */
 export interface Adapter {
   /** The name the suite's blocks carry ("Express", "NestJS (fastify platform)", …). */
@@ -193,10 +199,11 @@ export interface Adapter {
   readonly jsonContentType: string;
   /**
    * What the framework's own error path answers (no error handler of the application's) when
-   * deciding fails or a handler throws: its status, and whether its body shows the error's
-   * message (Express's development page and Fastify's JSON do; Nest hides it).
+   * deciding fails or a handler throws: its status, and a body that shows the error's message
+   * (Express's development page, Fastify's JSON) or, where the message is hidden, the body it
+   * always sends (Nest's).
    */
-  readonly errorPath: { readonly status: number; readonly showsMessage: boolean };
+  readonly errorPath: ErrorPath;
   /** What the integration cannot do, and why. */
   readonly lacks: Lacks;
 }
@@ -268,21 +275,6 @@ function rejectedOf<Req, Rest extends unknown[]>(
 /** `typed` with `unchecked`'s keys and values added, as TypeScript would not let them be. */
 function withUnchecked<T extends object>(typed: T, options: ContractOptions): T {
   return { ...typed, ...options.unchecked };
-}
-
-/** Listens on port 0 of 127.0.0.1; the origin. */
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-/** Closes `server` and its keep-alive connections. */
-async function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,7 +354,8 @@ export const fastifyAdapter: Adapter = {
       ),
     );
     const handled = new Handled();
-    const app = Fastify();
+    // Every connection closed on close, as the Express server's are (not only the idle ones).
+    const app = Fastify({ forceCloseConnections: true });
     app.addHook('onSend', async (_request, _reply, payload) => payload);
     const register = (scope: FastifyInstance, route: RouteName): void => {
       scope.get(`/${route}`, async (_request, reply) => reply.code(handled.run(route)).send({ route }));
@@ -387,60 +380,8 @@ export const fastifyAdapter: Adapter = {
 // Fetch
 
 /**
- * Serves a Fetch handler with `node:http` on port 0 of 127.0.0.1 (Node 20 has no Fetch server of
- * its own): each `IncomingMessage` becomes a `Request` (GET and HEAD only: no body) whose
- * `signal` aborts when the client goes away before the response finished (as Deno, Bun and
- * Node's Fetch servers do; `onClientGone` is then called), and the `Response` is written back. A
- * handler that throws or rejects is answered as a runtime in development would: a 500 whose
- * plain-text body is the error's message (`onError` sees the error first).
- */
-export async function serveFetch(
-  handler: (request: Request) => Response | Promise<Response>,
-  hooks: { readonly onError?: (error: unknown) => void; readonly onClientGone?: () => void } = {},
-): Promise<{ readonly origin: string; readonly stop: () => Promise<void> }> {
-  const server = createServer((req, res) => {
-    void respond(req, res);
-  });
-  async function respond(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const controller = new AbortController();
-    res.once('close', () => {
-      if (res.writableFinished) return;
-      controller.abort();
-      hooks.onClientGone?.();
-    });
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (Array.isArray(value)) for (const one of value) headers.append(name, one);
-      else if (value !== undefined) headers.set(name, value);
-    }
-    const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
-      method: req.method ?? 'GET',
-      headers,
-      signal: controller.signal,
-    });
-    let response: Response;
-    try {
-      response = await handler(request);
-    } catch (error) {
-      hooks.onError?.(error);
-      response = new Response(error instanceof Error ? error.message : String(error), { status: 500 });
-    }
-    const body = new Uint8Array(await response.arrayBuffer());
-    if (res.destroyed) return;
-    const out: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      out[name] = value;
-    });
-    res.writeHead(response.status, out);
-    res.end(body);
-  }
-  const origin = await listen(server);
-  return { origin, stop: () => close(server) };
-}
-
-/**
  * `ratewarden/fetch`: each limited route's handler wrapped by `withRateLimit`, served by
- * {@link serveFetch}; what the wrapped handler rejects with is the runtime's to answer (a 500
+ * `serveFetch` (test/support/http-server.ts); what the wrapped handler rejects with is the runtime's to answer (a 500
  * here, showing the message).
  */
 export const fetchAdapter: Adapter = {
@@ -476,9 +417,9 @@ export const fetchAdapter: Adapter = {
 // ---------------------------------------------------------------------------------------------
 // NestJS
 
-/** No logs (the error path's errors, start-up lines). */
+/** No logs (the error path's errors, start-up lines); every connection closed on close. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- Nest declares its options as a class (NestApplicationContextOptions) that every caller passes as an object literal (see eslint.config.js)
-const quiet: NestApplicationOptions = { logger: false };
+const quiet: NestApplicationOptions = { logger: false, forceCloseConnections: true };
 
 /**
  * `ratewarden/nestjs` on one HTTP platform: `RateWardenModule.forRoot` with the contract's
@@ -498,8 +439,8 @@ export function nestAdapter(platform: 'express' | 'fastify'): Adapter {
     // Nest's default exception filter sends the problem as JSON.
     problemContentType: 'application/json; charset=utf-8',
     jsonContentType: 'application/json; charset=utf-8',
-    // Nest's default exception filter: a 500 `{ statusCode, message: 'Internal server error' }`.
-    errorPath: { status: 500, showsMessage: false },
+    // Nest's default exception filter hides what went wrong.
+    errorPath: { status: 500, showsMessage: false, body: '{"statusCode":500,"message":"Internal server error"}' },
     lacks: {
       onRejected:
         'Nest has no per-guard onRejected: a refusal is a RateLimitExceededException for the exception filters (nestjs.test.ts checks a filter of its own)',
@@ -593,6 +534,7 @@ export function nestAdapter(platform: 'express' | 'fastify'): Adapter {
  * served by @hono/node-server's `serve` on port 0 of 127.0.0.1 once hono and @hono/node-server
  * are devDependencies): the limited routes under `app.use('/limited', …)` and the like (or one
  * sub-app), `RequestView` from `c.req.header(name)`, an `OwnResponse` answered with
- * `c.text(text, status)`, and `errorPath` as Hono's default `app.onError` answers.
+ * `c.text(text, status)`, and `errorPath` as Hono's default `app.onError` answers (a 500
+ * `Internal Server Error` in plain text, hiding the message).
  */
 export const adapters: readonly Adapter[] = [expressAdapter, fastifyAdapter, fetchAdapter, nestAdapter('express'), nestAdapter('fastify')];

@@ -12,7 +12,8 @@
 // of Node's ServerResponse, emitted before this process's client can read the response; Fetch
 // refunds before its handler returns), so it is done when the client holds the response.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RateLimiter, type DecisionInfo, type RateLimiterOptions, type RateLimitStore } from '../../../../src/index.js';
+import { RateLimiter, type DecisionInfo, type RateLimiterOptions } from '../../../../src/index.js';
+import { storeDown } from '../../../support/stores.js';
 import {
   FAILING_STATUS,
   OwnResponse,
@@ -49,13 +50,6 @@ const KEYS = ['alpha', 'beta', 'pro:alpha', 'all'];
 
 /** The key of most servers: the `x-client` header, else `alpha`. */
 const client = (req: RequestView): string => req.header('x-client') ?? 'alpha';
-
-/** A store that is down: every decision rejects. */
-const storeDown: RateLimitStore = {
-  name: 'down',
-  consume: () => Promise.reject(new Error('store down')),
-  peek: () => Promise.reject(new Error('store down')),
-};
 
 /** The contract server of one describe block. */
 interface Server {
@@ -225,6 +219,7 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       expect(refused.headers.get('retry-after')).toBe('60');
       expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=60');
+      expect(server.handled('limited')).toBe(2);
       expect(decidedSince(api, before)).toEqual({ allowed: 2, rejected: 1, shadowRejected: 0 });
     });
   });
@@ -345,19 +340,22 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
   describe('when deciding fails, without onError', () => {
     const server = serve(adapter, { limiter: limiter(2, 60, { strategy: storeDown }), key: client });
 
-    it(`takes the framework’s error path (${adapter.errorPath.status}${adapter.errorPath.showsMessage ? ', showing the error' : ''}): no rate-limit headers, the handler not run`, async () => {
+    it(`takes the framework’s error path (${adapter.errorPath.status}${adapter.errorPath.showsMessage ? ', showing the error' : ', hiding it'}): no rate-limit headers, the handler not run`, async () => {
       const failed = await server.get('limited');
       expect(failed.status).toBe(adapter.errorPath.status);
       expect(failed.headers.get('ratelimit')).toBeNull();
-      if (adapter.errorPath.showsMessage) expect(await failed.text()).toContain('store down');
-      else expect(await failed.text()).not.toContain('store down');
+      const path = adapter.errorPath;
+      if (path.showsMessage) expect(await failed.text()).toContain('store down');
+      else expect(await failed.text()).toBe(path.body);
       expect(server.handled('limited')).toBe(0);
     });
 
     it('takes it for a key the limiter refuses (an empty string) too', async () => {
       const failed = await server.get('limited', { 'x-client': '' });
       expect(failed.status).toBe(adapter.errorPath.status);
-      if (adapter.errorPath.showsMessage) expect(await failed.text()).toContain('to be a non-empty string');
+      const path = adapter.errorPath;
+      if (path.showsMessage) expect(await failed.text()).toContain('to be a non-empty string');
+      else expect(await failed.text()).toBe(path.body);
       expect(server.handled('limited')).toBe(0);
     });
   });
@@ -516,6 +514,7 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
     const server = serve(adapter, { limiter: blocking, key: client });
 
     it('Retry-After, RateLimit and the 429 body tell the block’s time, not the window’s; its end lets the client in', async () => {
+      const before = blocking.stats();
       expect(await summary(await server.get('limited'))).toEqual({ status: 200, retryAfter: null, rateLimit: '"default";r=1;t=10', body: 'limited' });
       expect(await summary(await server.get('limited'))).toEqual({ status: 200, retryAfter: null, rateLimit: '"default";r=0;t=10', body: 'limited' });
       // Refused: blocked for 15 minutes, not told to come back in 10 s.
@@ -523,8 +522,13 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       // The window has long cleared; the block has 299.5 s left (headers and body round up).
       at(600_500);
       expect(await summary(await server.get('limited'))).toEqual({ status: 429, retryAfter: '300', rateLimit: '"default";r=0;t=300', body: 300 });
+      at(899_999);
+      expect(await summary(await server.get('limited'))).toEqual({ status: 429, retryAfter: '1', rateLimit: '"default";r=0;t=1', body: 1 });
       at(900_000);
       expect(await summary(await server.get('limited'))).toEqual({ status: 200, retryAfter: null, rateLimit: '"default";r=1;t=10', body: 'limited' });
+      expect(decidedSince(blocking, before)).toEqual({ allowed: 3, rejected: 3, shadowRejected: 0 });
+      expect(blocking.stats().blocked).toBe(0);
+      expect(server.handled('limited')).toBe(3);
     });
   });
 
