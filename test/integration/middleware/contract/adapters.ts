@@ -254,20 +254,21 @@ function middlewareOptions<Req>(options: ContractOptions, view: (req: Req) => Re
 
 /**
  * `options.onRejected` as a middleware takes it, `(req, result, ...rest)`: what the contract's
- * returns, or, for an {@link OwnResponse}, what `own` answers with it in the framework's way
- * (`rest` are the framework's further arguments: Express's `res`, Fastify's `reply`).
+ * returns, or, for an {@link OwnResponse}, what `own` answers with it in the framework's way,
+ * from the request and the framework's further arguments (`rest`: Express's `res`, Fastify's
+ * `reply`; none for Fetch, nor for Hono, whose context `c` is the request).
  */
 function rejectedOf<Req, Rest extends unknown[]>(
   options: ContractOptions,
   view: (req: Req) => RequestView,
-  own: (answer: OwnResponse, ...rest: Rest) => unknown,
+  own: (answer: OwnResponse, req: Req, ...rest: Rest) => unknown,
 ) {
   const { onRejected } = options;
   if (onRejected === undefined) return {};
   return {
     onRejected: (req: Req, result: RateLimitResult, ...rest: Rest): unknown => {
       const answer = onRejected(view(req), result);
-      return answer instanceof OwnResponse ? own(answer, ...rest) : answer;
+      return answer instanceof OwnResponse ? own(answer, req, ...rest) : answer;
     },
   };
 }
@@ -295,7 +296,7 @@ export const expressAdapter: Adapter = {
       withUnchecked<ExpressRateLimitOptions>(
         {
           ...middlewareOptions(options, view),
-          ...rejectedOf(options, view, (answer, res: express.Response) => res.status(answer.status).type('text/plain').send(answer.text)),
+          ...rejectedOf(options, view, (answer, _req, res: express.Response) => res.status(answer.status).type('text/plain').send(answer.text)),
         },
         options,
       ),
@@ -348,7 +349,7 @@ export const fastifyAdapter: Adapter = {
       withUnchecked<FastifyRateLimitOptions>(
         {
           ...middlewareOptions(options, view),
-          ...rejectedOf(options, view, (answer, reply: FastifyReply) => reply.code(answer.status).type('text/plain').send(answer.text)),
+          ...rejectedOf(options, view, (answer, _request, reply: FastifyReply) => reply.code(answer.status).type('text/plain').send(answer.text)),
         },
         options,
       ),
@@ -530,11 +531,14 @@ export function nestAdapter(platform: 'express' | 'fastify'): Adapter {
 /**
  * Every adapter the contract runs against.
  *
- * HONO: the Hono descriptor goes here (`honoAdapter`, from `ratewarden/hono`'s `honoRateLimit`,
- * served by @hono/node-server's `serve` on port 0 of 127.0.0.1 once hono and @hono/node-server
- * are devDependencies): the limited routes under `app.use('/limited', …)` and the like (or one
- * sub-app), `RequestView` from `c.req.header(name)`, an `OwnResponse` answered with
- * `c.text(text, status)`, and `errorPath` as Hono's default `app.onError` answers (a 500
- * `Internal Server Error` in plain text, hiding the message).
+ * HONO: the Hono descriptor goes here once hono and @hono/node-server are devDependencies of this
+ * branch: `honoAdapter`, `honoRateLimit` (ratewarden/hono) before each limited route's handler
+ * (`app.get('/limited', limit, handler)`) in a Hono app served by @hono/node-server's `serve` on
+ * port 0 of 127.0.0.1 (`close` of test/support/http-server.ts stops it); `RequestView` from
+ * `c.req.header(name)`; `...middlewareOptions(options, view)` and
+ * `...rejectedOf(options, view, (answer, c) => c.text(answer.text, answer.status))`;
+ * `optionsName: 'honoRateLimit options'`, `problemContentType: 'application/problem+json'`,
+ * `jsonContentType: 'application/json'`, `errorPath: { status: 500, showsMessage: false, body:
+ * 'Internal Server Error' }` (Hono's default `app.onError`, which also logs the error), `lacks: {}`.
  */
 export const adapters: readonly Adapter[] = [expressAdapter, fastifyAdapter, fetchAdapter, nestAdapter('express'), nestAdapter('fastify')];
