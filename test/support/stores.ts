@@ -83,3 +83,10 @@ export class AwaitingStore<State> implements RateLimitStore {
     return this.#strategy.peek(this.states.get(key), now, cost, quota);
   }
 }
+
+/** A store that is down: every decision rejects with an `Error('store down')`. */
+export const storeDown: RateLimitStore = {
+  name: 'down',
+  consume: () => Promise.reject(new Error('store down')),
+  peek: () => Promise.reject(new Error('store down')),
+};

@@ -6,28 +6,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitGroup, RateLimiter, type RateLimitStore } from '../../../src/index.js';
+import { RateLimitGroup, RateLimiter } from '../../../src/index.js';
 import { expressRateLimit } from '../../../src/middleware/express.js';
-
-/** The library's error: its class name, stable code and exact message. */
-const exactly = (type: typeof TypeError | typeof RangeError, message: string): unknown =>
-  expect.objectContaining({
-    name: type.name,
-    code: type === TypeError ? 'ERR_RATEWARDEN_INVALID_TYPE' : 'ERR_RATEWARDEN_OUT_OF_RANGE',
-    message,
-  });
+import { exactly } from '../../support/errors.js';
+import { storeDown } from '../../support/stores.js';
 
 let now = 0;
 const clock = (): number => now;
 const limiter = (threshold = 2, windowSeconds = 60): RateLimiter =>
   new RateLimiter({ threshold, windowSeconds, clock });
-
-/** A store that is down: every decision rejects. */
-const failing: RateLimitStore = {
-  name: 'failing',
-  consume: () => Promise.reject(new Error('store down')),
-  peek: () => Promise.reject(new Error('store down')),
-};
 
 /** Route handler invocations, by path. */
 const calls = new Map<string, number>();
@@ -49,51 +36,11 @@ let base: string;
 
 beforeAll(async () => {
   const app = express();
-  route(app, '/basic', expressRateLimit({ limiter: limiter() }));
-  route(app, '/skip', expressRateLimit({ limiter: limiter(1), skip: (req) => req.get('x-internal') === 'yes' }));
-  route(app, '/api-key', expressRateLimit({ limiter: limiter(1), key: (req) => req.get('x-api-key') ?? 'anonymous' }));
-  route(
-    app,
-    '/async-key',
-    expressRateLimit({ limiter: limiter(1), key: async (req) => ({ id: `user:${await Promise.resolve(req.get('x-user'))}` }) }),
-  );
-  route(app, '/cost', expressRateLimit({ limiter: limiter(3), cost: (req) => Number(req.query.cost ?? 1) }));
-  route(
-    app,
-    '/custom-body',
-    expressRateLimit({ limiter: limiter(1), onRejected: (_req, result) => ({ error: 'slow down', wait: result.retryAfter }) }),
-  );
-  route(
-    app,
-    '/custom-res',
-    expressRateLimit({ limiter: limiter(1), onRejected: (_req, _result, res) => res.status(503).type('text/plain').send('busy') }),
-  );
-  route(app, '/legacy', expressRateLimit({ limiter: limiter(), legacyHeaders: true }));
-  route(app, '/legacy-only', expressRateLimit({ limiter: limiter(), legacyHeaders: true, standardHeaders: false }));
-  const group = new RateLimitGroup([
-    { limiter: limiter(2, 60), name: 'burst' },
-    { limiter: limiter(5, 3600), name: 'hourly' },
-  ]);
-  route(app, '/group', expressRateLimit({ limiter: group, policy: [{ windowSeconds: 60 }, { windowSeconds: 3600 }] }));
-  // Tiers with different windows: the policy follows the tier that applied.
-  const pro = { threshold: 5, windowSeconds: 10 };
-  const tiered = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, limitFor: (_user, key) => (key.startsWith('pro:') ? pro : undefined) });
-  route(
-    app,
-    '/tiers',
-    expressRateLimit({
-      limiter: tiered,
-      key: (req) => req.get('x-user') ?? 'anonymous',
-      policy: (_req, result) => ({ windowSeconds: result.limit === pro.threshold ? pro.windowSeconds : 60 }),
-    }),
-  );
-  const broken = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, strategy: failing });
-  route(app, '/error-default', expressRateLimit({ limiter: broken }));
+  const broken = new RateLimiter({ threshold: 2, windowSeconds: 60, clock, strategy: storeDown });
   route(app, '/error-handler', expressRateLimit({ limiter: broken }), (error, _req, res, _next) => {
     errors.push(error);
     res.status(503).json({ error: (error as Error).message });
   });
-  route(app, '/error-allow', expressRateLimit({ limiter: broken, onError: () => 'allow' }));
   route(app, '/bad-key', expressRateLimit({ limiter: limiter(), key: () => '' }), (error, _req, res, _next) => {
     res.status(500).json({ name: (error as Error).name, message: (error as Error).message });
   });
@@ -113,147 +60,11 @@ afterAll(async () => {
 
 const get = (path: string, headers: Record<string, string> = {}): Promise<Response> => fetch(`${base}${path}`, { headers });
 
+// What every integration does (headers, the 429, keys, costs, groups, skip, onRejected, onError,
+// shadow mode, blocks, counting only failures) is checked for Express by the HTTP contract
+// (contract/contract.test.ts); here, what is Express's own.
 describe('expressRateLimit (a real Express server)', () => {
-  it('advertises the window of the tier that applied, through a policy function', async () => {
-    now = 0;
-    const proUser = await get('/tiers', { 'x-user': 'pro:ada' });
-    expect(proUser.headers.get('ratelimit-policy')).toBe('"default";q=5;w=10');
-    expect(proUser.headers.get('ratelimit')).toBe('"default";r=4;t=10');
-    const freeUser = await get('/tiers', { 'x-user': 'bob' });
-    expect(freeUser.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
-  });
-
-  it('allows up to the limit with RateLimit headers, then answers 429 with a problem body; the clock resets it', async () => {
-    now = 0;
-    const first = await get('/basic');
-    expect(first.status).toBe(200);
-    expect(await first.json()).toEqual({ ok: true });
-    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
-    expect(first.headers.get('ratelimit')).toBe('"default";r=1;t=60');
-    expect(first.headers.get('retry-after')).toBeNull();
-    expect(first.headers.get('x-ratelimit-limit')).toBeNull();
-
-    const second = await get('/basic');
-    expect(second.status).toBe(200);
-    expect(second.headers.get('ratelimit')).toBe('"default";r=0;t=60');
-
-    now = 30_000;
-    const third = await get('/basic');
-    expect(third.status).toBe(429);
-    expect(third.headers.get('content-type')).toBe('application/problem+json');
-    expect(third.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
-    expect(third.headers.get('ratelimit')).toBe('"default";r=0;t=30');
-    const retryAfter = third.headers.get('retry-after');
-    expect(retryAfter).toMatch(/^[1-9]\d*$/);
-    expect(Number(retryAfter)).toBe(30);
-    expect(await third.json()).toEqual({
-      type: 'about:blank',
-      title: 'Too Many Requests',
-      status: 429,
-      detail: 'Rate limit of 2 exceeded; retry in 30 s.',
-      retryAfter: 30,
-    });
-    expect(calls.get('/basic')).toBe(2); // the rejected request never reached the handler
-
-    now = 60_000;
-    const later = await get('/basic');
-    expect(later.status).toBe(200);
-    expect(later.headers.get('ratelimit')).toBe('"default";r=1;t=60');
-    expect(calls.get('/basic')).toBe(3);
-  });
-
-  it('skips requests that `skip` lets through: no decision, no headers', async () => {
-    expect((await get('/skip')).status).toBe(200);
-    const skipped = await get('/skip', { 'x-internal': 'yes' });
-    expect(skipped.status).toBe(200);
-    expect(skipped.headers.get('ratelimit')).toBeNull();
-    expect(skipped.headers.get('ratelimit-policy')).toBeNull();
-    expect((await get('/skip')).status).toBe(429);
-    expect((await get('/skip', { 'x-internal': 'yes' })).status).toBe(200);
-    expect(calls.get('/skip')).toBe(3);
-  });
-
-  it('limits each key separately with a custom key extractor', async () => {
-    expect((await get('/api-key', { 'x-api-key': 'alpha' })).status).toBe(200);
-    expect((await get('/api-key', { 'x-api-key': 'beta' })).status).toBe(200);
-    expect((await get('/api-key', { 'x-api-key': 'alpha' })).status).toBe(429);
-    expect((await get('/api-key', { 'x-api-key': 'beta' })).status).toBe(429);
-    expect((await get('/api-key', { 'x-api-key': 'gamma' })).status).toBe(200);
-    expect(calls.get('/api-key')).toBe(3);
-  });
-
-  it('awaits an async key extractor', async () => {
-    expect((await get('/async-key', { 'x-user': 'ann' })).status).toBe(200);
-    expect((await get('/async-key', { 'x-user': 'bob' })).status).toBe(200);
-    expect((await get('/async-key', { 'x-user': 'ann' })).status).toBe(429);
-  });
-
-  it('charges the cost of each request', async () => {
-    const heavy = await get('/cost?cost=2');
-    expect(heavy.headers.get('ratelimit')).toBe('"default";r=1;t=60');
-    const tooMuch = await get('/cost?cost=2');
-    expect(tooMuch.status).toBe(429);
-    const impossible = await get('/cost?cost=4'); // above the limit: waiting cannot help
-    expect(impossible.status).toBe(429);
-    expect(impossible.headers.get('retry-after')).toBeNull();
-    expect(((await impossible.json()) as { detail: string }).detail).toMatch(/can never be accepted/);
-    expect((await get('/cost?cost=1')).status).toBe(200);
-  });
-
-  it('sends what a custom onRejected returns, or lets it respond itself', async () => {
-    await get('/custom-body');
-    const body = await get('/custom-body');
-    expect(body.status).toBe(429);
-    expect(body.headers.get('content-type')).toBe('application/json');
-    expect(body.headers.get('retry-after')).toBe('60');
-    expect(await body.json()).toEqual({ error: 'slow down', wait: 60 });
-    expect(calls.get('/custom-body')).toBe(1);
-
-    await get('/custom-res');
-    const own = await get('/custom-res');
-    expect(own.status).toBe(503);
-    expect(own.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(own.headers.get('ratelimit')).toBe('"default";r=0;t=60');
-    expect(await own.text()).toBe('busy');
-    expect(calls.get('/custom-res')).toBe(1);
-  });
-
-  it('sends the legacy X-RateLimit-* headers when asked, with or without the standard ones', async () => {
-    const legacy = await get('/legacy');
-    expect(legacy.headers.get('x-ratelimit-limit')).toBe('2');
-    expect(legacy.headers.get('x-ratelimit-remaining')).toBe('1');
-    expect(legacy.headers.get('x-ratelimit-reset')).toBe('60');
-    expect(legacy.headers.get('ratelimit')).toBe('"default";r=1;t=60');
-
-    const only = await get('/legacy-only');
-    expect(only.headers.get('x-ratelimit-remaining')).toBe('1');
-    expect(only.headers.get('ratelimit')).toBeNull();
-    expect(only.headers.get('ratelimit-policy')).toBeNull();
-    await get('/legacy-only');
-    const rejected = await get('/legacy-only');
-    expect(rejected.status).toBe(429);
-    expect(rejected.headers.get('retry-after')).toBe('60');
-    expect(rejected.headers.get('x-ratelimit-remaining')).toBe('0');
-  });
-
-  it('lists every policy of a group', async () => {
-    const first = await get('/group');
-    expect(first.headers.get('ratelimit-policy')).toBe('"burst";q=2;w=60, "hourly";q=5;w=3600');
-    expect(first.headers.get('ratelimit')).toBe('"burst";r=1;t=60, "hourly";r=4;t=3600');
-    await get('/group');
-    const rejected = await get('/group');
-    expect(rejected.status).toBe(429);
-    expect(rejected.headers.get('ratelimit')).toBe('"burst";r=0;t=60, "hourly";r=3;t=3600');
-    expect(rejected.headers.get('retry-after')).toBe('60');
-    expect(calls.get('/group')).toBe(2);
-  });
-
-  it('passes a limiter error to next(err): Express answers 500, an error handler gets the error', async () => {
-    const plain = await get('/error-default');
-    expect(plain.status).toBe(500);
-    expect(plain.headers.get('ratelimit')).toBeNull();
-    expect(calls.get('/error-default')).toBeUndefined();
-
+  it("passes a limiter error to next(err): the application's error-handling middleware gets it, the route does not run", async () => {
     const handled = await get('/error-handler');
     expect(handled.status).toBe(503);
     expect(await handled.json()).toEqual({ error: 'store down' });
@@ -263,13 +74,6 @@ describe('expressRateLimit (a real Express server)', () => {
 
     const key = await get('/bad-key');
     expect(await key.json()).toEqual({ name: 'RangeError', message: 'Expected `user` to be a non-empty string, got `""` (string)' });
-  });
-
-  it('lets the request through, without headers, when onError returns "allow"', async () => {
-    const open = await get('/error-allow');
-    expect(open.status).toBe(200);
-    expect(open.headers.get('ratelimit')).toBeNull();
-    expect(calls.get('/error-allow')).toBe(1);
   });
 });
 
