@@ -11,7 +11,7 @@
 // Fetch's immutable responses and `checkRateLimit`, Nest's decorators, module and exception
 // filters) stays in that framework's own test file.
 import 'reflect-metadata';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, HttpException, Module, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
@@ -19,11 +19,15 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import express, { type Request as ExpressRequest } from 'express';
+import { serve } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RateLimitGroup, RateLimiter, type RateLimitPolicy, type RateLimitResult, type User } from '../../../../src/index.js';
 import { expressRateLimit, type ExpressRateLimitOptions } from '../../../../src/middleware/express.js';
 import { fastifyRateLimit, type FastifyRateLimitOptions } from '../../../../src/middleware/fastify.js';
 import { withRateLimit, type FetchRateLimitOptions } from '../../../../src/middleware/fetch.js';
+import { honoRateLimit, type HonoRateLimitOptions } from '../../../../src/middleware/hono.js';
 import { RateLimit, RateWardenGuard, RateWardenModule, SkipRateLimit, type RateWardenModuleOptions } from '../../../../src/nestjs/index.js';
 import { close, listen, serveFetch } from '../../../support/http-server.js';
 
@@ -528,17 +532,46 @@ export function nestAdapter(platform: 'express' | 'fastify'): Adapter {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// Hono
+
 /**
- * Every adapter the contract runs against.
- *
- * HONO: the Hono descriptor goes here once hono and @hono/node-server are devDependencies of this
- * branch: `honoAdapter`, `honoRateLimit` (ratewarden/hono) before each limited route's handler
- * (`app.get('/limited', limit, handler)`) in a Hono app served by @hono/node-server's `serve` on
- * port 0 of 127.0.0.1 (`close` of test/support/http-server.ts stops it); `RequestView` from
- * `c.req.header(name)`; `...middlewareOptions(options, view)` and
- * `...rejectedOf(options, view, (answer, c) => c.text(answer.text, answer.status))`;
- * `optionsName: 'honoRateLimit options'`, `problemContentType: 'application/problem+json'`,
- * `jsonContentType: 'application/json'`, `errorPath: { status: 500, showsMessage: false, body:
- * 'Internal Server Error' }` (Hono's default `app.onError`, which also logs the error), `lacks: {}`.
+ * `ratewarden/hono`: `honoRateLimit` before each limited route's handler, in a Hono app served by
+ * @hono/node-server; errors go to Hono's default `app.onError` (which logs them).
  */
-export const adapters: readonly Adapter[] = [expressAdapter, fastifyAdapter, fetchAdapter, nestAdapter('express'), nestAdapter('fastify')];
+export const honoAdapter: Adapter = {
+  name: 'Hono',
+  optionsName: 'honoRateLimit options',
+  problemContentType: 'application/problem+json',
+  jsonContentType: 'application/json',
+  // Hono's default error handler hides what went wrong.
+  errorPath: { status: 500, showsMessage: false, body: 'Internal Server Error' },
+  lacks: {},
+  async start(options) {
+    const view = (c: Context): RequestView => ({ header: (name) => c.req.header(name) });
+    const limit = honoRateLimit(
+      withUnchecked<HonoRateLimitOptions>(
+        {
+          ...middlewareOptions(options, view),
+          ...rejectedOf(options, view, (answer, c: Context) => c.text(answer.text, answer.status as ContentfulStatusCode)),
+        },
+        options,
+      ),
+    );
+    const handled = new Handled();
+    const app = new Hono();
+    for (const route of ROUTES) {
+      const handler = (c: Context): Response => c.json({ route }, handled.run(route) as ContentfulStatusCode);
+      if (route === 'unlimited') app.get(`/${route}`, handler);
+      else app.get(`/${route}`, limit, handler);
+    }
+    const server = await new Promise<Server>((resolve) => {
+      const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started as Server));
+    });
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { origin, handled: (route) => handled.of(route), stop: () => close(server) };
+  },
+};
+
+/** Every adapter the contract runs against. */
+export const adapters: readonly Adapter[] = [expressAdapter, fastifyAdapter, fetchAdapter, nestAdapter('express'), nestAdapter('fastify'), honoAdapter];
