@@ -177,6 +177,11 @@ export class KeyTable<State> {
   #appended: string[] | undefined;
   /** The automatic sweep: its interval timer, the pending slice, and where the slice goes on. */
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
+  /**
+   * A sweep the runtime refused to start (Cloudflare Workers forbid timers in a Worker's global
+   * scope, where a limiter is usually created): started when the first key is tracked instead.
+   */
+  #sweepDeferred: (() => void) | undefined;
   #sliceTimer: ReturnType<typeof setTimeout> | undefined;
   #sweepCursor: Iterator<[string, State]> | undefined;
   /** Keys dropped by the automatic sweep's current pass. */
@@ -448,6 +453,7 @@ export class KeyTable<State> {
       }
       this.#states.set(key, state);
       this.#appended?.push(key);
+      this.#sweepDeferred?.();
       if (pending?.slot === true) {
         pending.slot = false;
         this.#slots--;
@@ -500,6 +506,7 @@ export class KeyTable<State> {
       if (!result.allowed) return result;
       this.#states.set(key, fresh);
       this.#appended?.push(key);
+      this.#sweepDeferred?.();
       pending.slot = false;
       this.#slots--;
     } else {
@@ -580,20 +587,34 @@ export class KeyTable<State> {
    */
   startSweeping(intervalMs: number, read: () => number): void {
     const self = new WeakRef(this);
-    const timer = setInterval(() => {
-      const table = self.deref();
-      if (table === undefined) clearInterval(timer);
-      else if (table.#sweepCursor === undefined) {
-        table.#passSwept = 0;
-        table.#sweepSlice(table.#states.entries(), read);
-      }
-    }, Math.min(intervalMs, MAX_TIMER_MS));
+    let timer: ReturnType<typeof setInterval>;
+    try {
+      timer = setInterval(() => {
+        const table = self.deref();
+        if (table === undefined) clearInterval(timer);
+        else if (table.#sweepCursor === undefined) {
+          table.#passSwept = 0;
+          table.#sweepSlice(table.#states.entries(), read);
+        }
+      }, Math.min(intervalMs, MAX_TIMER_MS));
+    } catch (error) {
+      // Cloudflare Workers throw "Disallowed operation called within global scope" for a timer
+      // set while the Worker's module loads; within a request they allow it. Until the first key
+      // is tracked there is nothing to sweep: start then. Elsewhere, rethrow.
+      if (this.#states.size > 0) throw error;
+      this.#sweepDeferred = () => {
+        this.#sweepDeferred = undefined;
+        this.startSweeping(intervalMs, read);
+      };
+      return;
+    }
     unref(timer);
     this.#sweepTimer = timer;
   }
 
   /** Stops the automatic sweep, if any. Safe to call more than once. */
   stopSweeping(): void {
+    this.#sweepDeferred = undefined;
     if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
     if (this.#sliceTimer !== undefined) clearTimeout(this.#sliceTimer);
     this.#sweepTimer = undefined;
@@ -866,7 +887,7 @@ export class KeyTable<State> {
   /** Warns once when many keys are tracked with nothing to bound them. */
   #warnUnbounded(): void {
     this.#warned = true;
-    if (this.#maxKeys !== Infinity || this.#sweepTimer !== undefined || this.#cleaned) return;
+    if (this.#maxKeys !== Infinity || this.#sweepTimer !== undefined || this.#sweepDeferred !== undefined || this.#cleaned) return;
     const message =
       `ratewarden: a RateLimiter tracks ${WARN_KEYS} keys with no bound: call cleanUp() ` +
       'periodically, or set sweepIntervalSeconds or maxKeys';

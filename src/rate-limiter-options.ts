@@ -72,7 +72,9 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
    * sweep over millions of keys never stalls it. The timers are `unref()`ed (they never keep a
    * Node process alive), hold the limiter only weakly (an abandoned limiter is collected and its
    * timer stops), are clamped below 2^31 − 1 ms, and are stopped by `close()` or
-   * `[Symbol.dispose]()`. No timer is started for a store (it expires what it keeps).
+   * `[Symbol.dispose]()`. No timer is started for a store (it expires what it keeps). Where
+   * the runtime refuses a timer at construction (Cloudflare Workers, for a limiter created in a
+   * Worker's global scope), the sweep starts when the first key is tracked, inside a request.
    *
    * A finite number of at least 0.001. Off by default: timers in a library surprise tests that
    * run all fake timers.

@@ -5,12 +5,14 @@
 //
 // The limiter is created when the module is evaluated, as an app would (on workerd, in the
 // Worker's global scope), with the default clock (`performance.now()`): the window is an hour
-// and nothing waits, so the test does not depend on timing.
+// and nothing waits, so the test does not depend on timing. It sweeps (`sweepIntervalSeconds`),
+// as a long-lived server's limiter should: workerd forbids timers in a Worker's global scope, so
+// there the sweep starts with the first key tracked (src/key-table.ts, startSweeping).
 import { RateLimiter } from '../../dist/index.js';
 import { ipKey, withRateLimit } from '../../dist/fetch.js';
 
 /** Two requests per hour per client address, shared by every connection. */
-const limiter = new RateLimiter({ threshold: 2, windowSeconds: 3600 });
+const limiter = new RateLimiter({ threshold: 2, windowSeconds: 3600, sweepIntervalSeconds: 60 });
 
 /**
  * The Fetch handler of `/fetch/*`.
