@@ -602,14 +602,23 @@ export class KeyTable<State> {
       // set while the Worker's module loads; within a request they allow it. Until the first key
       // is tracked there is nothing to sweep: start then. Elsewhere, rethrow.
       if (this.#states.size > 0) throw error;
-      this.#sweepDeferred = () => {
-        this.#sweepDeferred = undefined;
-        this.startSweeping(intervalMs, read);
-      };
+      this.#deferSweeping(intervalMs, read);
       return;
     }
     unref(timer);
     this.#sweepTimer = timer;
+  }
+
+  /**
+   * Starts the sweep when the first key is tracked. A method of its own: a closure over `this`
+   * made in {@link startSweeping} would share its scope with the interval's callback, which
+   * would then hold the table strongly (an abandoned limiter would never be collected).
+   */
+  #deferSweeping(intervalMs: number, read: () => number): void {
+    this.#sweepDeferred = () => {
+      this.#sweepDeferred = undefined;
+      this.startSweeping(intervalMs, read);
+    };
   }
 
   /** Stops the automatic sweep, if any. Safe to call more than once. */
