@@ -93,7 +93,9 @@ describe('README code blocks', () => {
       mkdirSync(dir, { recursive: true });
       const file = join(dir, 'upstash-worker.mts');
       writeFileSync(file, block('upstash-worker'));
-      type Worker = { default: { fetch(request: Request, env: Record<string, string>): Promise<Response> } };
+      interface Worker {
+        readonly default: { fetch(request: Request, env: Record<string, string>): Promise<Response> };
+      }
       // Two imports of the module: two isolates, each with its own client and limiter.
       const isolates = [
         (await import(/* @vite-ignore */ `${file}?isolate=1`)) as Worker,
