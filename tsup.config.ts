@@ -125,7 +125,6 @@ export default defineConfig([
     },
     format: ['esm', 'cjs'],
     splitting: true,
-    external: ['node:crypto'],
     // Declarations without the members marked @internal (not part of the public API).
     dts: { compilerOptions: { stripInternal: true } },
     clean: true,

@@ -1,7 +1,8 @@
 /**
  * A small adapter over the two maintained Node.js Redis clients, `redis` (node-redis) and
- * `ioredis`: all ratewarden needs of a client is to run a script by its SHA-1 and, when the server
- * does not know it, by its source.
+ * `ioredis`, and over Upstash's HTTP client, `@upstash/redis` (for runtimes without TCP: Workers,
+ * Vercel's edge, Deno Deploy): all ratewarden needs of a client is to run a script by its SHA-1
+ * and, when the server does not know it, by its source.
  *
  * @module
  */
@@ -9,7 +10,8 @@ import { typeError } from '../errors.js';
 
 /**
  * What the Redis strategies need of a client: running a Lua script. Pass one of your own to
- * support another client; {@link toRedisAdapter} builds one for node-redis and ioredis.
+ * support another client; {@link toRedisAdapter} builds one for node-redis, ioredis and
+ * `@upstash/redis`.
  *
  * Each method sends one command and resolves with its reply, or rejects with the client's error
  * (a `NOSCRIPT` error from {@link evalSha} must carry `NOSCRIPT` in its `message`).
@@ -28,9 +30,11 @@ export interface RedisAdapter {
    * already have run it (the reply was lost with the connection): ioredis does by default
    * (`autoResendUnfulfilledCommands`). Each decision that records then also writes a short-lived
    * token key (the call's reply, in the same hash slot), so that a re-sent decision is recorded
-   * at most once and answered with the first run's reply. `false` (node-redis, ioredis with
-   * `autoResendUnfulfilledCommands: false`) saves that write: a client that never re-sends
-   * needs no token.
+   * at most once and answered with the first run's reply. `@upstash/redis` does too: it sends
+   * an HTTP request again after a network error (`retry`, 5 times by default), and the first may
+   * have reached the server. `false` (node-redis, ioredis with
+   * `autoResendUnfulfilledCommands: false`, `@upstash/redis` with `retry: { retries: 0 }`) saves
+   * that write: a client that never re-sends needs no token.
    * @default false
    */
   readonly resends?: boolean;
@@ -69,17 +73,20 @@ const adapters = new WeakMap<object, RedisAdapter>();
 /**
  * The {@link RedisAdapter} of `client`: a node-redis client or cluster (`createClient()`,
  * `createCluster()`, v4 and later: it has `evalSha`), an ioredis client or cluster (`new Redis()`,
- * `new Cluster()`: it has `evalsha`), or a {@link RedisAdapter} of your own (recognised by its
- * `ratewardenAdapter: true` property, and returned as it is). The same client always gets the
- * same adapter. An ioredis adapter {@link RedisAdapter.resends | re-sends} unless the client was
- * created with `autoResendUnfulfilledCommands: false` (a Cluster always does); a node-redis one
- * never does.
+ * `new Cluster()`: it has `evalsha` and `evalsha_ro`), an `@upstash/redis` client (1.34.7 and
+ * later, from any of its entries: `@upstash/redis`, `/cloudflare`, `/fastly`; it has `evalsha`
+ * taking `(sha, keys[], args[])` and `evalshaRo`), or a {@link RedisAdapter} of your own
+ * (recognised by its `ratewardenAdapter: true` property, and returned as it is). The same client
+ * always gets the same adapter. An ioredis adapter {@link RedisAdapter.resends | re-sends}
+ * unless the client was created with `autoResendUnfulfilledCommands: false` (a Cluster always
+ * does); a node-redis one never does; an Upstash one does unless the client was created with
+ * `retry: { retries: 0 }`.
  *
  * @throws {RateWardenTypeError} when `client` is none of these.
  */
 export function toRedisAdapter(client: unknown): RedisAdapter {
   if (client === null || typeof client !== 'object') {
-    throw typeError('client', 'a node-redis or ioredis client, or a RedisAdapter', client);
+    throw typeError('client', 'a node-redis, ioredis or @upstash/redis client, or a RedisAdapter', client);
   }
   const known = adapters.get(client);
   if (known !== undefined) return known;
@@ -87,6 +94,9 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
   let adapter: RedisAdapter;
   if (c.ratewardenAdapter === true && typeof c.evalSha === 'function' && typeof c.eval === 'function') {
     adapter = client as RedisAdapter;
+  } else if (isUpstashClient(c)) {
+    // Before ioredis: both have a lowercase `evalsha`, with different arguments.
+    adapter = upstashAdapter(client as UpstashLike, c);
   } else if (typeof c.evalsha === 'function' && typeof c.eval === 'function') {
     const io = client as unknown as IoredisLike;
     adapter = {
@@ -108,7 +118,7 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
       eval: (script, keys, args) => node.eval(script, { keys: keys as string[], arguments: args as string[] }),
     };
   } else {
-    throw typeError('client', 'a node-redis or ioredis client (with `evalSha` or `evalsha`), or a RedisAdapter', client);
+    throw typeError('client', 'a node-redis, ioredis or @upstash/redis client (with `evalSha` or `evalsha`), or a RedisAdapter', client);
   }
   adapters.set(client, adapter);
   return adapter;
@@ -118,4 +128,79 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
 export function isNoScript(error: unknown): boolean {
   const message = typeof error === 'string' ? error : (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.includes('NOSCRIPT');
+}
+
+// ------------------------------------------------------------------------------------------------
+// @upstash/redis: Redis over HTTPS (Upstash's REST API), for runtimes that cannot open a TCP
+// connection. Recognised apart from ioredis, whose lowercase `evalsha` it shares.
+// ------------------------------------------------------------------------------------------------
+
+/** The part of an `@upstash/redis` client the adapter calls (each method: one HTTP request). */
+interface UpstashLike {
+  evalsha(sha: string, keys: string[], args: string[]): Promise<unknown>;
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+}
+
+/**
+ * Whether `c` is an `@upstash/redis` client (its `Redis`, from any entry, with or without
+ * auto-pipelining): like ioredis it has lowercase `evalsha` and `eval`, but taking `(sha, keys[],
+ * args[])`, and its read-only variant is `evalshaRo` (since 1.34.7) where ioredis has
+ * `evalsha_ro` and node-redis `evalShaRo`.
+ */
+function isUpstashClient(c: Record<string, unknown>): boolean {
+  return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.evalshaRo === 'function' && typeof c.evalsha_ro !== 'function';
+}
+
+/**
+ * Whether an `@upstash/redis` client may send a request again: it retries a request whose
+ * `fetch` failed (a network error, after which the server may have run the command), `retries`
+ * times (default 5) — and once even with `retry: false`, which 1.39.0 reads as one retry without
+ * backoff. Only `retry: { retries: 0 }` never re-sends. Read from the HTTP client the `Redis`
+ * object holds (`client.retry.attempts`); a client whose settings cannot be read (a `Requester`
+ * of one's own) counts as re-sending, which costs a token write per recording call, never a
+ * double count.
+ */
+function upstashResends(c: Record<string, unknown>): boolean {
+  const http = c.client as { retry?: { attempts?: unknown } } | null | undefined;
+  return http?.retry?.attempts !== 0;
+}
+
+/**
+ * The message of an error of `@upstash/redis` without what it appends to a refused request's
+ * error, `, command was: <the command as JSON>`: that would put the script (22 kB) and the keys
+ * (user ids) into every logged error, and a key holding `NOSCRIPT` would make any error look
+ * like a `NOSCRIPT` reply (see {@link isNoScript}). The error object is the client's own, its
+ * message shortened; anything else is rethrown as it is.
+ */
+function withoutCommand(error: unknown): never {
+  if (error instanceof Error) {
+    const at = error.message.indexOf(', command was: ');
+    if (at !== -1) error.message = error.message.slice(0, at);
+  }
+  throw error;
+}
+
+/**
+ * The adapter of an `@upstash/redis` client. Each script call is one HTTPS request (`POST /`, or
+ * with the client's auto-pipelining, on by default, `POST /pipeline` with the other commands of
+ * the same tick). What the client does to replies leaves ratewarden's unchanged: numbers stay
+ * numbers (Redis's integers are JSON numbers), its base64 response encoding (the default) is
+ * undone before ratewarden sees the reply, and its automatic JSON deserialisation (the default)
+ * parses only strings that are JSON, which the script never returns — its replies are integers
+ * and, for a unit that failed in Redis, Redis's error message, which begins with an uppercase
+ * error code (`WRONGTYPE …`, `ERR …`). Errors: a `NOSCRIPT` reply surfaces as an `UpstashError`
+ * whose message holds it (see {@link withoutCommand}); a network error, after the client's own
+ * retries, as the `fetch` error. Its requests have no deadline of their own: the decision queue's
+ * timeout decides, and a reply that arrives after it (the client still retrying, or a slow
+ * network) is read for nothing — the script wrote nothing when it started past the call's
+ * deadline, and a re-sent call finds its token. Never a Cluster.
+ */
+function upstashAdapter(up: UpstashLike, c: Record<string, unknown>): RedisAdapter {
+  return {
+    ratewardenAdapter: true,
+    cluster: false,
+    resends: upstashResends(c),
+    evalSha: (sha, keys, args) => up.evalsha(sha, keys as string[], args as string[]).catch(withoutCommand),
+    eval: (script, keys, args) => up.eval(script, keys as string[], args as string[]).catch(withoutCommand),
+  };
 }

@@ -22,8 +22,9 @@
  * ({@link replyAllowanceMs}): a script that starts later writes nothing for the unit. When the
  * timer fires, a unit still queued fails at once, unsent; a unit in flight fails after the
  * replies that have already reached this process are read (`setImmediate`, after the poll
- * phase), so that an event loop that was blocked past the deadline does not report a timeout for
- * a decision whose answer was waiting in the socket. A unit whose deadline has passed when its
+ * phase; a `setTimeout` of 0 where the runtime has none), so that an event loop that was
+ * blocked past the deadline does not report a timeout for a decision whose answer was waiting
+ * in the socket. A unit whose deadline has passed when its
  * turn to be sent comes fails without being sent. Settled units are released: nothing waits on a
  * handshake or a call but the units still pending.
  *
@@ -41,7 +42,7 @@ import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedis
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { StoreReservation } from '../store.js';
-import { MAX_TIMER_MS, unref } from '../timers.js';
+import { MAX_TIMER_MS, afterCallbacks, afterInput, unref } from '../timers.js';
 import type { BlockCache } from './block-cache.js';
 import { PER_ENTRY, WAIT_COMMAND_ERROR, WAIT_PAST_DEADLINE, describeReply, entryResult, layCall, toNumber, type Entry } from './protocol.js';
 import { notifyError, type RedisLimit } from './redis-limit.js';
@@ -383,7 +384,7 @@ export class DecisionQueue {
   #schedule(slot: Slot): void {
     if (slot.scheduled) return;
     slot.scheduled = true;
-    process.nextTick(() => {
+    afterCallbacks(() => {
       slot.scheduled = false;
       this.#flush(slot);
     });
@@ -674,7 +675,7 @@ export class DecisionQueue {
       }, timerDelayMs(timeoutMs));
       unref(fresh.timer);
       this.#buckets.set(timeoutMs, fresh);
-      process.nextTick(() => {
+      afterCallbacks(() => {
         this.#close(fresh);
       });
       bucket = fresh;
@@ -715,7 +716,7 @@ export class DecisionQueue {
     if (touched !== undefined) for (const slot of touched) compact(slot);
     if (sent === undefined) return;
     const late = sent;
-    setImmediate(() => {
+    afterInput(() => {
       for (const u of late) this.#fail(u, new RateWardenRedisTimeoutError(u.timeoutMs / 1000), undefined);
     });
   }

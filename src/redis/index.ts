@@ -3,8 +3,9 @@
  * {@link ratewarden!RateLimiter} — stores that decide in one Lua script per decision, on the
  * Redis server's clock.
  *
- * Works with `redis` (node-redis, v4 and later) and `ioredis`, both optional peer dependencies:
- * install the one you use.
+ * Works with `redis` (node-redis, v4 and later) and `ioredis`, and over HTTPS with Upstash's
+ * `@upstash/redis` (1.34.7 and later, for Workers, Vercel's edge and Deno Deploy), all optional
+ * peer dependencies: install the one you use. Imports no Node module.
  *
  * @module ratewarden/redis
  */

@@ -35,8 +35,13 @@ export type { RedisFailurePolicy } from './failure-policy.js';
 export interface RedisStrategyOptions {
   /**
    * The Redis client: a node-redis client or cluster (`redis` v4 and later, connected), an
-   * ioredis client or cluster, or a {@link RedisAdapter}. Strategies on the same client decide a
-   * {@link ratewarden!RateLimitGroup} of theirs in one script call.
+   * ioredis client or cluster, an `@upstash/redis` client (`new Redis({ url, token })` or
+   * `Redis.fromEnv()`, 1.34.7 and later, from `@upstash/redis` or `@upstash/redis/cloudflare`:
+   * Redis over HTTPS, for runtimes without TCP such as Cloudflare Workers, Vercel's edge and Deno
+   * Deploy; each script call, a decision or a micro-batch of them, is one HTTPS request), or a
+   * {@link RedisAdapter}. Strategies on the same client decide a
+   * {@link ratewarden!RateLimitGroup} of theirs in one script call. See
+   * {@link toRedisAdapter} for how each is recognised and whether it may re-send a call.
    */
   readonly client: unknown;
   /**

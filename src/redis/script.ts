@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { RedisAlgorithm } from './algorithm.js';
 import { GCRA_ON_REDIS } from './algorithms/gcra.js';
 import { SLIDING_WINDOW_LOG_ON_REDIS } from './algorithms/sliding-window-log.js';
@@ -390,5 +389,12 @@ end
  */
 export const DECIDE_SCRIPT = HEAD + ALGORITHM_FUNCTIONS + TAIL;
 
-/** The SHA-1 of {@link DECIDE_SCRIPT}, as `EVALSHA` expects it. */
-export const DECIDE_SHA = createHash('sha1').update(DECIDE_SCRIPT).digest('hex');
+/**
+ * The SHA-1 of {@link DECIDE_SCRIPT} (of its UTF-8 bytes, in lowercase hex), as `EVALSHA` expects
+ * it. A literal, so that `ratewarden/redis` needs no hash function at run time (no `node:crypto`:
+ * it runs in Workers, Deno and Bun as in Node); test/unit/redis-script-sha.test.ts recomputes it
+ * with `node:crypto` and fails, printing the new value, whenever the script changes. (A wrong
+ * value would not make decisions wrong, only slower: every `EVALSHA` would meet `NOSCRIPT` and
+ * send the script with `EVAL`.)
+ */
+export const DECIDE_SHA = '562956729114f9a2959afdd7441453f54fa0d267';

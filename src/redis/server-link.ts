@@ -7,17 +7,29 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { RateWardenRedisReplyError } from '../errors.js';
 import { isNoScript, type RedisAdapter } from './client.js';
 import { describeReply, toNumber } from './protocol.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
 
 /**
- * This process's part of every call id (random), so that ids never collide across processes
- * sharing a Redis; a counter makes the rest.
+ * This process's part of every call id (72 random bits, 12 base64url characters), so that ids
+ * never collide across processes sharing a Redis; a counter makes the rest. From the global Web
+ * Crypto (`crypto.getRandomValues`: Node 20 and later, Workers, Deno, Bun, browsers), so that
+ * this entry imports no Node module; drawn at the first call that needs a token, not at import
+ * (Cloudflare Workers long refused random values outside a request).
  */
-const PROCESS_NONCE = randomBytes(9).toString('base64url');
+let processNonce: string | undefined;
+
+/** `bytes` in base64url without padding (RFC 4648 §5), with the global `btoa`. */
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+/** Call tokens made so far in this process (the rest of every call id). */
 let calls = 0;
 
 /** Links, by adapter and time mode: strategies on one client share them. */
@@ -73,7 +85,8 @@ export class ServerLink {
 
   /** A fresh call token key in `key`'s hash slot (its first `{…}` stays the hash tag). */
   tokenFor(key: string): string {
-    return `${key}:call:${PROCESS_NONCE}${(calls++).toString(36)}`;
+    processNonce ??= base64url(crypto.getRandomValues(new Uint8Array(9)));
+    return `${key}:call:${processNonce}${(calls++).toString(36)}`;
   }
 
   /** Whether a handshake is in flight. */

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RedisServer } from '../support/redis-server.js';
+import { UpstashFront } from '../support/upstash-front.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -80,6 +81,36 @@ describe('README code blocks', () => {
       expect(await run('redis')).toEqual(['true 299 shared']);
     } finally {
       delete process.env.REDIS_URL;
+      await server.stop();
+    }
+  });
+
+  it('redis at the edge: the Workers block, two isolates sharing one count through @upstash/redis and a test front of Upstash', async () => {
+    const server = await RedisServer.start();
+    const front = await UpstashFront.start(server.port);
+    try {
+      const dir = join(root, 'node_modules', '.readme-blocks');
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, 'upstash-worker.mts');
+      writeFileSync(file, block('upstash-worker'));
+      interface Worker {
+        readonly default: { fetch(request: Request, env: Record<string, string>): Promise<Response> };
+      }
+      // Two imports of the module: two isolates, each with its own client and limiter.
+      const isolates = [
+        (await import(/* @vite-ignore */ `${file}?isolate=1`)) as Worker,
+        (await import(/* @vite-ignore */ `${file}?isolate=2`)) as Worker,
+      ];
+      const env = { UPSTASH_REDIS_REST_URL: front.url, UPSTASH_REDIS_REST_TOKEN: front.token };
+      const seen: string[] = [];
+      for (const isolate of [...isolates, ...isolates]) {
+        const response = await isolate.default.fetch(new Request('https://api.example/hello', { headers: { 'cf-connecting-ip': '203.0.113.7' } }), env);
+        seen.push(`${response.status} ${await response.text()} ${response.headers.get('RateLimit')}`);
+      }
+      expect(seen).toEqual([96, 97, 98, 99].reverse().map((left) => `200 {"path":"/hello"} "default";r=${left};t=60`));
+      expect(front.received.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await front.close();
       await server.stop();
     }
   });

@@ -106,9 +106,12 @@ export class RedisServer {
   }
 }
 
-/** The two maintained clients, connected to `server`, behind one small interface for tests. */
+/**
+ * The two maintained clients, connected to `server`, behind one small interface for tests (and
+ * `@upstash/redis` through an HTTP front: `connectUpstash` in ./upstash-front.ts).
+ */
 export interface TestClient {
-  readonly name: 'ioredis' | 'node-redis';
+  readonly name: 'ioredis' | 'node-redis' | 'upstash';
   /** The client object itself, to pass as `client`. */
   readonly client: object;
   /** Sends any command and returns its reply. */

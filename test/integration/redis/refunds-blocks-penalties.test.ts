@@ -1,6 +1,7 @@
 // Issue 22 on Redis, at the store level: reserve/refund, penalty, block (manual and blockSeconds,
 // extendBlock) and delete of RedisSlidingWindowLog and RedisGCRA against the reference models of
-// test/support/refund-models.ts (random sequences, fast-check), through both clients, on a real
+// test/support/refund-models.ts (random sequences, fast-check), through both clients and
+// @upstash/redis (HTTP, through test/support/upstash-front.ts), on a real
 // redis-server, timed by the limiter's clock (`time: 'limiter'`, integer milliseconds); then the
 // edge cases, groups through the batch, the block cache and the failure policies.
 import fc from 'fast-check';
@@ -11,6 +12,7 @@ import { RedisGCRA, RedisSlidingWindowLog, type RedisStrategyOptions } from '../
 import type { RedisStrategy } from '../../../src/redis/redis-strategy.js';
 import { gcraModel, logModel, type ModelQuota, type ModelResult, type RefundModel } from '../../support/refund-models.js';
 import { CLIENTS, RedisServer, blackHole, type TestClient } from '../../support/redis-server.js';
+import { UPSTASH_CLIENT } from '../../support/upstash-front.js';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -51,7 +53,7 @@ const scheduleArb = fc.record({
   ops: fc.array(fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_500 })), op: opArb }), { minLength: 1, maxLength: 40 }),
 });
 
-describe.each(CLIENTS)('with %s', (clientName, connect) => {
+describe.each([...CLIENTS, UPSTASH_CLIENT])('with %s', (clientName, connect) => {
   let c: TestClient;
   beforeAll(async () => {
     c = await connect(server.url);

@@ -405,7 +405,7 @@ describe('options', () => {
     [{ client, prefix: 'p:', timeoutSeconds: null }, TypeError, /`timeoutSeconds`.*`null`/],
     [{ client, prefix: 'p:', onFailure: null }, TypeError, /`onFailure`.*`null`/],
     [{ client, prefix: 'p:', time: null }, TypeError, /`time`.*`null`/],
-    [{ client: {}, prefix: 'p:' }, TypeError, /`client`.*node-redis or ioredis/],
+    [{ client: {}, prefix: 'p:' }, TypeError, /`client`.*node-redis, ioredis or @upstash\/redis/],
     [{ client: null, prefix: 'p:' }, TypeError, /`client`/],
   ])('rejects %o', (options, type, message) => {
     expect(() => new RedisSlidingWindowLog(options as unknown as RedisStrategyOptions)).toThrow(type);
