@@ -40,6 +40,12 @@ export const ErrorCode = {
    */
   RedisCommand: 'ERR_RATEWARDEN_REDIS_COMMAND',
   /**
+   * A node-redis or ioredis client (or cluster) without an `error` listener was handed to a Redis
+   * strategy: the code of the process warning (`RateWardenWarning`, once per client) that says
+   * what happens without one (node-redis: the first connection error crashes the process).
+   */
+  NoErrorListener: 'ERR_RATEWARDEN_NO_ERROR_LISTENER',
+  /**
    * A middleware's refund after the response (`skipSuccessfulRequests` / `skipFailedRequests`)
    * failed, or its `requestWasSuccessful` threw, and no `onError` took the error: the code of the
    * process warning (`RateWardenWarning`) it is reported as; the request stays counted.
