@@ -45,6 +45,11 @@ export interface RedisStrategyOptions {
    * or ioredis client or cluster with none draws one process warning per client
    * (`RateWardenWarning`, code `ERR_RATEWARDEN_NO_ERROR_LISTENER`; `console.warn` where there is
    * no `process`) when the strategy is built.
+   *
+   * While the client is known to be disconnected (see {@link RedisAdapter.connected}: node-redis
+   * reconnecting, ioredis `reconnecting`, `close` or `end`), decisions fail at once with a
+   * `RateWardenRedisUnavailableError` through {@link onFailure}, neither queued in the client nor
+   * sent, instead of waiting `timeoutSeconds` each.
    */
   readonly client: unknown;
   /**
