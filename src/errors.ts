@@ -40,6 +40,19 @@ export const ErrorCode = {
    */
   RedisCommand: 'ERR_RATEWARDEN_REDIS_COMMAND',
   /**
+   * The Redis client was known to be disconnected (node-redis reconnecting after it had been
+   * ready; ioredis `reconnecting`, `close` or `end`), so the decision was neither queued nor sent
+   * and failed at once, through the strategy's failure policy (a
+   * {@link RateWardenRedisUnavailableError}).
+   */
+  RedisUnavailable: 'ERR_RATEWARDEN_REDIS_UNAVAILABLE',
+  /**
+   * A node-redis or ioredis client (or cluster) without an `error` listener was handed to a Redis
+   * strategy: the code of the process warning (`RateWardenWarning`, once per client) that says
+   * what happens without one (node-redis: the first connection error crashes the process).
+   */
+  NoErrorListener: 'ERR_RATEWARDEN_NO_ERROR_LISTENER',
+  /**
    * A middleware's refund after the response (`skipSuccessfulRequests` / `skipFailedRequests`)
    * failed, or its `requestWasSuccessful` threw, and no `onError` took the error: the code of the
    * process warning (`RateWardenWarning`) it is reported as; the request stays counted.
@@ -175,6 +188,25 @@ export class RateWardenRedisCommandError extends Error {
   /** @param message - Redis's error message, such as `"WRONGTYPE Operation against a key holding the wrong kind of value"`. */
   constructor(message: string) {
     super(message);
+    this.name = 'Error';
+  }
+}
+
+/**
+ * The error of a decision that was not sent because the Redis client was known to be
+ * disconnected when it was made (code {@link ErrorCode.RedisUnavailable}): a node-redis client
+ * reconnecting after it had been ready, an ioredis client or cluster whose `status` is
+ * `"reconnecting"`, `"close"` or `"end"`, or a `RedisAdapter` whose `connected()` returned
+ * `false`. Rather than wait in the client's offline queue for `timeoutSeconds`, the decision
+ * fails at once through the strategy's `onFailure` (it rejects with this error under
+ * `"throw"`); nothing of it reached Redis. Exported by `ratewarden/redis`.
+ */
+export class RateWardenRedisUnavailableError extends Error {
+  /** The stable error code: always {@link ErrorCode.RedisUnavailable}. */
+  readonly code: typeof ErrorCode.RedisUnavailable = ErrorCode.RedisUnavailable;
+
+  constructor() {
+    super('Redis is unavailable: the client is disconnected (reconnecting or closed), so the decision was not sent');
     this.name = 'Error';
   }
 }

@@ -1,6 +1,7 @@
 /**
  * HTTP header fields for rate-limit results: the IETF `RateLimit` and `RateLimit-Policy` fields,
- * `Retry-After`, the legacy `X-RateLimit-*` trio, and an RFC 9457 problem body for 429 responses.
+ * `Retry-After`, the legacy `X-RateLimit-*` trio, and an RFC 9457 problem body for refusals (429,
+ * or 503 when a store failure refused the request).
  * Pure functions of a result: no I/O, no clock, no `node:` imports.
  *
  * @module
@@ -46,7 +47,11 @@ export interface RateLimitHeadersOptions {
 export interface RateLimitProblemOptions {
   /** A URI identifying the problem type. @default "about:blank" */
   readonly type?: string;
-  /** The problem's title. @default "Too Many Requests" */
+  /**
+   * The problem's title.
+   * @default "Too Many Requests"; "Rate limit store unavailable" for a refusal by a store failure
+   *   (a `degraded: "fail-closed"` result: see {@link rateLimitProblem})
+   */
   readonly title?: string;
 }
 
@@ -160,27 +165,74 @@ export function rateLimitHeaders(result: RateLimitResult, options: RateLimitHead
   return headers;
 }
 
-/** An RFC 9457 problem details object for a 429 response (`application/problem+json`). */
+/**
+ * An RFC 9457 problem details object for a refused request (`application/problem+json`): a 429,
+ * or a 503 when the refusal came from a store failure (see {@link rateLimitProblem}).
+ */
 export interface RateLimitProblem {
   /** A URI identifying the problem type. @default "about:blank" */
   readonly type: string;
-  /** `"Too Many Requests"` unless given. */
+  /** `"Too Many Requests"` (429) or `"Rate limit store unavailable"` (503), unless given. */
   readonly title: string;
-  /** Always 429. */
-  readonly status: 429;
-  /** A human-readable explanation, in English: how long to wait. */
+  /**
+   * The HTTP status to send: 429 (Too Many Requests) when the client exceeded a limit (or its
+   * request costs more than a limit allows); 503 (Service Unavailable) when the request was
+   * refused only because a limit's store could not be reached (`degraded: "fail-closed"`).
+   */
+  readonly status: 429 | 503;
+  /** A human-readable explanation, in English: why the request was refused, and how long to wait. */
   readonly detail: string;
   /** Seconds to wait before retrying (an extension member), as `Retry-After` says; absent when waiting cannot help. */
   readonly retryAfter?: number;
 }
 
 /**
- * An RFC 9457 problem details body for a rejected request: send it as JSON with status 429 and
- * `Content-Type: application/problem+json`, beside {@link rateLimitHeaders}.
+ * @internal Whether a refused result was refused **only because a limit's store could not be reached**,
+ * not because the client exceeded a limit: the store's failure policy refused it
+ * (`degraded: "fail-closed"`, such as a Redis strategy with `onFailure: "fail-closed"` while
+ * Redis is down) and waiting can help (`retryAfter` finite; a request that costs more than the
+ * limit could never be allowed anyway). For a `GroupResult` (one with `results`): every limit
+ * that refused it failed closed (one limit that refused on its own count makes it an ordinary
+ * rate-limit refusal). `false` for an allowed result. The middleware answer such a refusal with
+ * a 503 instead of a 429. Reads the fields without checking them; never throws on an object.
+ * @param result - a decision, or a group's.
+ */
+export function refusedByStoreFailure(result: RateLimitResult): boolean {
+  if (result.allowed || !(result.retryAfter < Infinity)) return false;
+  if (result.degraded === 'fail-closed') return true;
+  const results: unknown = (result as { results?: unknown }).results;
+  if (!Array.isArray(results)) return false;
+  let refused = false;
+  for (const member of results as readonly unknown[]) {
+    if (member === null || typeof member !== 'object') continue;
+    const r = member as RateLimitResult;
+    if (r.allowed) continue;
+    if (r.degraded !== 'fail-closed') return false;
+    refused = true;
+  }
+  return refused;
+}
+
+/**
+ * An RFC 9457 problem details body for a rejected request: send it as JSON with its `status`
+ * and `Content-Type: application/problem+json`, beside {@link rateLimitHeaders}.
+ *
+ * - The client exceeded the limit: status 429, title `"Too Many Requests"`, detail
+ *   `"Rate limit of 5 exceeded; retry in 30 s."`, `retryAfter` (seconds).
+ * - Its cost exceeds the limit (`retryAfter: Infinity`): status 429, a detail saying it can
+ *   never be accepted, no `retryAfter`.
+ * - Refused because a limit's store could not be reached: a result with
+ *   `degraded: "fail-closed"` (a Redis strategy with `onFailure: "fail-closed"` while Redis is
+ *   down or disconnected) whose `retryAfter` is finite, or a `GroupResult` whose every refusing
+ *   limit's result is such (one limit refusing on its own count makes it an ordinary 429): status
+ *   **503** (Service Unavailable), title `"Rate limit store unavailable"`, a detail saying the
+ *   request was refused because the limit's store could not be reached, not because the client
+ *   exceeded the limit, and `retryAfter` (as `Retry-After`). A fail-closed refusal of a request
+ *   that costs more than the limit stays the 429 above: it could never be accepted anyway.
  *
  * @param result - the refused result (`allowed: false`).
  * @param options - `type` (a URI; default `"about:blank"`) and `title` (default
- *   `"Too Many Requests"`).
+ *   `"Too Many Requests"`, or `"Rate limit store unavailable"` for a store failure).
  * @throws {RateWardenTypeError} when `result` or `options` is not an object, a field of
  *   `result` has the wrong type, `options` has a key other than `type` and `title` (code
  *   `ERR_RATEWARDEN_UNKNOWN_OPTION`), or `type` or `title` is given and not a string.
@@ -193,10 +245,21 @@ export function rateLimitProblem(result: RateLimitResult, options: RateLimitProb
   if (top.allowed) throw rangeError('result.allowed', 'false (a problem body describes a refused request)', top.allowed);
   checkObject('options', options, 'an object or undefined');
   checkKnownKeys(options, PROBLEM_OPTIONS);
+  const storeFailure = refusedByStoreFailure(result);
   const type: unknown = options.type ?? 'about:blank';
-  const title: unknown = options.title ?? 'Too Many Requests';
+  const title: unknown = options.title ?? (storeFailure ? 'Rate limit store unavailable' : 'Too Many Requests');
   if (typeof type !== 'string') throw typeError('type', 'a string (a URI)', type);
   if (typeof title !== 'string') throw typeError('title', 'a string', title);
+  if (storeFailure) {
+    const wait = delaySeconds(top.retryAfter);
+    return {
+      type,
+      title,
+      status: 503,
+      detail: `This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in ${wait} s.`,
+      retryAfter: wait,
+    };
+  }
   if (top.retryAfter === Infinity) {
     return {
       type,

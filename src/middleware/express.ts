@@ -34,13 +34,14 @@ export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOption
 /** Options of {@link expressRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
 export interface ExpressRateLimitOptions extends RateLimitMiddlewareOptions<Request, Response>, ClientAddressKeyOptions {
   /**
-   * Builds the response to a rejected request. Called with the status already set to 429 and
-   * the rate-limit headers (with `Retry-After`) already set on `res`; the route handler is not
-   * called. Return (or resolve to):
+   * Builds the response to a rejected request. Called with the status already set to 429, or
+   * 503 when a store failure refused the request (`result.degraded === 'fail-closed'`: see
+   * `rateLimitProblem`), and the rate-limit headers (with `Retry-After`) already set on `res`;
+   * the route handler is not called. Return (or resolve to):
    *
    * - a string: sent as `text/plain; charset=utf-8`;
    * - another value (an object, an array, a number…): sent as JSON (`application/json`);
-   * - `undefined` or `null`: an empty 429;
+   * - `undefined` or `null`: an empty response (429 or 503);
    * - `res` itself, or anything once `res` has been sent (`res.status(503).json(…)`): you
    *   responded yourself.
    *
@@ -66,7 +67,10 @@ const OPTIONS = knownOptions('expressRateLimit options', {
  *   `legacyHeaders`) on `res`, then calls `next()`; the route's response carries them.
  * - **Rejected**: answers 429 with the headers and `Retry-After` (whole seconds, at least 1;
  *   absent when the cost exceeds the limit) and, by default, an RFC 9457 problem body
- *   (`application/problem+json`). The route handler never runs.
+ *   (`application/problem+json`). The route handler never runs. A request refused only because
+ *   a limit's store could not be reached (`degraded: 'fail-closed'`, such as Redis down under
+ *   `onFailure: 'fail-closed'`) is answered **503** instead, with the problem "Rate limit store
+ *   unavailable" and `Retry-After`: the client did not exceed the limit.
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise the error goes to **`next(error)`**, to your
  *   error-handling middleware (Express answers 500 by default).

@@ -33,14 +33,15 @@ export type { ClientAddressKeyOptions, PolicyFunction, RateLimitMiddlewareOption
 /** Options of {@link fastifyRateLimit}: the shared options, plus `onRejected` and `ipv6Subnet`. */
 export interface FastifyRateLimitOptions extends RateLimitMiddlewareOptions<FastifyRequest, FastifyReply>, ClientAddressKeyOptions {
   /**
-   * Builds the response to a rejected request. Called with the status already set to 429 and
-   * the rate-limit headers (with `Retry-After`) already set on `reply`; the route handler is
-   * not called. Return (or resolve to):
+   * Builds the response to a rejected request. Called with the status already set to 429, or
+   * 503 when a store failure refused the request (`result.degraded === 'fail-closed'`: see
+   * `rateLimitProblem`), and the rate-limit headers (with `Retry-After`) already set on `reply`;
+   * the route handler is not called. Return (or resolve to):
    *
    * - a string: sent as `text/plain; charset=utf-8`;
    * - another value (an object, an array, a number…): sent as JSON (`application/json`;
    *   Fastify appends `; charset=utf-8`, as to every JSON type);
-   * - `undefined` or `null`: an empty 429;
+   * - `undefined` or `null`: an empty response (429 or 503);
    * - `reply` itself (`return reply.code(503).send(…)`): you responded yourself. Return it:
    *   with asynchronous `onSend` hooks, `reply.sent` is not yet true when the hook returns.
    *
@@ -78,7 +79,10 @@ export type FastifyRateLimitHook = (request: FastifyRequest, reply: FastifyReply
  * - **Rejected**: answers 429 with the headers and `Retry-After` (whole seconds, at least 1;
  *   absent when the cost exceeds the limit) and, by default, an RFC 9457 problem body
  *   (`application/problem+json; charset=utf-8`); the hook resolves to `reply`, so the route
- *   handler never runs.
+ *   handler never runs. A request refused only because a limit's store could not be reached
+ *   (`degraded: 'fail-closed'`, such as Redis down under `onFailure: 'fail-closed'`) is
+ *   answered **503** instead, with the problem "Rate limit store unavailable" and
+ *   `Retry-After`: the client did not exceed the limit.
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise **the hook rejects with the error** and Fastify's error
  *   handler answers (`setErrorHandler`; a 500 by default).

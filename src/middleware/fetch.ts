@@ -64,8 +64,12 @@ export interface FetchRateLimitOptions extends RateLimitMiddlewareOptions<Reques
    * - another value (an object, an array, a number…): a 429 with JSON (`application/json`);
    * - `undefined` or `null`: an empty 429.
    *
+   * Where this says 429, a request refused only because a limit's store could not be reached
+   * (`result.degraded === 'fail-closed'`: see `rateLimitProblem`) gets a 503 instead.
+   *
    * If it throws or rejects, the error propagates (as a rejection of the returned promise).
    * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json`, status 429
+   *   (503, "Rate limit store unavailable", for a store failure)
    */
   readonly onRejected?: (request: Request, result: RateLimitResult) => unknown;
 }
@@ -223,7 +227,8 @@ function rejectionResponse(headers: Record<string, string>): RejectionResponse<R
  *   `X-RateLimit-*` with `legacyHeaders`) to its response, where it does not set them itself
  *   (a response with immutable headers is copied).
  * - **Rejected**: returns the 429 (see `onRejected`) with the headers and `Retry-After` (whole
- *   seconds, at least 1; absent when the cost exceeds the limit); `handler` is not called.
+ *   seconds, at least 1; absent when the cost exceeds the limit); `handler` is not called. A
+ *   request refused only because a limit's store could not be reached is answered 503.
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error): `onError`
  *   may allow the request; otherwise **the returned promise rejects with the error** (no 500 is
  *   made up here: the framework or runtime answers it — Next.js's error page,

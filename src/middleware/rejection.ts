@@ -1,7 +1,7 @@
 /**
  * The rejection path the framework middleware (`ratewarden/express`, `ratewarden/fastify`,
- * `ratewarden/fetch`) share: the 429 status, the user's `onRejected` or the default RFC 9457
- * problem body, the encoding of what `onRejected` returned, the `Content-Type` (only where none is
+ * `ratewarden/fetch`) share: the status (429, or 503 when a store failure refused the request),
+ * the user's `onRejected` or the default RFC 9457 problem body, the encoding of what `onRejected` returned, the `Content-Type` (only where none is
  * set) and the send. Each framework reaches its own response through a {@link RejectionResponse}.
  *
  * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { rateLimitProblem } from '../http-headers.js';
+import { rateLimitProblem, refusedByStoreFailure } from '../http-headers.js';
 import type { RateLimitResult } from '../result.js';
 import { PROBLEM_CONTENT_TYPE } from './common.js';
 
@@ -19,7 +19,7 @@ import { PROBLEM_CONTENT_TYPE } from './common.js';
  * answered: Express's `res`, Fastify's `reply`, a Fetch `Response`.
  */
 export interface RejectionResponse<Out> {
-  /** Sets the status code (429). Called first, before `onRejected`, which sees it. */
+  /** Sets the status code (429 or 503). Called first, before `onRejected`, which sees it. */
   status(code: number): void;
   /** Whether a header field is already set, by name in any case (`Content-Type`). */
   hasHeader(name: string): boolean;
@@ -38,9 +38,14 @@ export interface RejectionResponse<Out> {
 /**
  * @internal Answers a rejected request through `response`:
  *
- * 1. sets the status to 429;
+ * 1. sets the status: **429** (Too Many Requests) when the client exceeded a limit; **503**
+ *    (Service Unavailable) when the request was refused only because a limit's store could not
+ *    be reached (a `degraded: "fail-closed"` result, or a group's whose refusing limits all
+ *    failed closed; see `rateLimitProblem`), so that clients and monitoring tell an outage of
+ *    the store from a client over its limit (`Retry-After` is set by the headers either way);
  * 2. without `onRejected`, takes the default body: an RFC 9457 problem
- *    (`rateLimitProblem(result)`) as `application/problem+json`;
+ *    (`rateLimitProblem(result)`: "Too Many Requests", or "Rate limit store unavailable" for a
+ *    503) as `application/problem+json`;
  * 3. otherwise awaits `onRejected()`; when `response.responded(returned)` says the user
  *    responded themself, ends with what it returned and sends nothing; else encodes `returned`
  *    (see {@link encodeBody});
@@ -61,7 +66,7 @@ export async function sendRejection<Out>(
   result: RateLimitResult,
   onRejected: (() => unknown) | undefined,
 ): Promise<Awaited<Out>> {
-  response.status(429);
+  response.status(refusedByStoreFailure(result) ? 503 : 429);
   let encoded: EncodedBody;
   if (onRejected === undefined) {
     encoded = problemBody(result);
@@ -85,7 +90,7 @@ export interface EncodedBody {
   readonly contentType: string | undefined;
 }
 
-/** @internal The default 429 body: an RFC 9457 problem, as `application/problem+json`. */
+/** @internal The default body of a refusal (429 or 503): an RFC 9457 problem, as `application/problem+json`. */
 export function problemBody(result: RateLimitResult): EncodedBody {
   return { body: JSON.stringify(rateLimitProblem(result)), contentType: PROBLEM_CONTENT_TYPE };
 }

@@ -1,6 +1,7 @@
 /**
- * The 429 of `ratewarden/nestjs`: an `HttpException`, so that an application's exception
- * filters see it (`@Catch(HttpException)`, or `@Catch(RateLimitExceededException)`).
+ * The refusal of `ratewarden/nestjs`: an `HttpException` (429, or 503 when a store failure refused
+ * the request), so that an application's exception filters see it (`@Catch(HttpException)`, or
+ * `@Catch(RateLimitExceededException)`).
  *
  * @module
  */
@@ -10,11 +11,16 @@ import type { RateLimitResult } from '../result.js';
 
 /**
  * Thrown by `RateWardenGuard` when a request is refused: Nest's `HttpException` with status
- * 429 (Too Many Requests). Its response (`getResponse()`) is the RFC 9457 problem body the other
- * ratewarden middlewares send (`rateLimitProblem(result)`: `type`, `title`, `status`, `detail`,
- * and `retryAfter` in seconds unless waiting cannot help), which Nest's default exception filter
- * sends as JSON (`application/json`); its `message` is the problem's `detail`. The rate-limit header fields, with `Retry-After`, are set
- * on the response before it is thrown.
+ * 429 (Too Many Requests), or **503 (Service Unavailable)** when the request was refused only
+ * because a limit's store could not be reached (a Redis strategy with `onFailure: "fail-closed"`
+ * while Redis is down: its result says `degraded: "fail-closed"`), not because the client
+ * exceeded a limit. Its response (`getResponse()`) is the RFC 9457 problem body the other
+ * ratewarden middlewares send (`rateLimitProblem(result)`: `type`, `title` — "Too Many
+ * Requests", or "Rate limit store unavailable" for the 503 —, `status`, `detail`, and
+ * `retryAfter` in seconds unless waiting cannot help), which Nest's default exception filter
+ * sends as JSON (`application/json`); its `message` is the problem's `detail`. The rate-limit
+ * header fields, with `Retry-After`, are set on the response before it is thrown. Tell the two
+ * apart with `getStatus()` or `result`.
  */
 export class RateLimitExceededException extends HttpException {
   /** The refused decision (a `GroupResult`, one result per limit of the route). */
@@ -27,7 +33,7 @@ export class RateLimitExceededException extends HttpException {
    */
   constructor(result: RateLimitResult) {
     const problem: RateLimitProblem = rateLimitProblem(result);
-    super(problem, HttpStatus.TOO_MANY_REQUESTS);
+    super(problem, problem.status === 503 ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.TOO_MANY_REQUESTS);
     // Logs and `error.message` read the problem's detail ("Rate limit of 2 exceeded; retry in 30 s.").
     this.message = problem.detail;
     this.result = result;

@@ -1,7 +1,7 @@
 /**
  * `RateWardenGuard`: decides each HTTP request with the limits of its route, sets the rate-limit
  * header fields on the platform's response, and throws `RateLimitExceededException` (a 429
- * `HttpException`) when refused.
+ * `HttpException`, or a 503 when a store failure refused the request) when refused.
  *
  * @module
  */
@@ -31,7 +31,9 @@ import { RATEWARDEN_COMPILED } from './tokens.js';
  *   already sent (a middleware answered), none is set, and the decision stands.
  * - **Refused**: sets the same fields and `Retry-After` (whole seconds, at least 1; absent when
  *   the cost exceeds a limit), then throws {@link RateLimitExceededException}, a 429
- *   `HttpException` whose body is an RFC 9457 problem; your exception filters see it. The
+ *   `HttpException` whose body is an RFC 9457 problem — a **503** ("Rate limit store
+ *   unavailable") when the request was refused only because a limit's store could not be
+ *   reached (`degraded: "fail-closed"`) —; your exception filters see it. The
  *   route handler never runs. With `mode: 'shadow'`, the request goes on instead (counted as a
  *   shadow rejection; no `Retry-After`).
  * - **Error** (`key`, `skip` or `cost` throws, a limiter rejects): `onError` may allow the

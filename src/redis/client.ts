@@ -38,6 +38,25 @@ export interface RedisAdapter {
    * @default false
    */
   readonly resends?: boolean;
+  /**
+   * Whether the client can send a command now, asked before each decision and each script call
+   * (keep it cheap: a property read). `false` means **known to be disconnected**: the decision
+   * then fails at once with a `RateWardenRedisUnavailableError` through the strategy's
+   * `onFailure`, neither queued nor sent, instead of waiting in the client's offline queue until
+   * `timeoutSeconds` passes. Return `true` whenever a command sent now may still be answered in
+   * time (connected, or connecting for the first time: a new client's first commands wait for
+   * its connection); throwing counts as `true`. Absent: always `true`.
+   *
+   * {@link toRedisAdapter}'s adapters: node-redis, `false` while the client is open but not ready
+   * after it had been ready (reconnecting; before its first connection node-redis rejects
+   * commands at once anyway, and a closed client rejects them at once too); ioredis (client or
+   * `Cluster`), `false` while its `status` is `"reconnecting"`, `"close"` or `"end"`, or
+   * `"connecting"` during a reconnection attempt (after a lost or failed connection, until
+   * ready again), and `true` for `"wait"`, `"connect"`, `"ready"` and a new client's first
+   * `"connecting"` (so a new or `lazyConnect` client works). A node-redis cluster has none (its
+   * nodes reconnect on their own).
+   */
+  connected?(): boolean;
   /** Runs `EVALSHA sha numkeys ...keys ...args`. */
   evalSha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Runs `EVAL script numkeys ...keys ...args` (which also caches the script on the server). */
@@ -67,6 +86,48 @@ function ioredisResends(c: Record<string, unknown>): boolean {
   return options?.autoResendUnfulfilledCommands !== false;
 }
 
+/** ioredis statuses in which a command would wait for a reconnection, or fail: see {@link RedisAdapter.connected}. */
+const IOREDIS_DISCONNECTED: ReadonlySet<unknown> = new Set(['reconnecting', 'close', 'end']);
+
+/**
+ * {@link RedisAdapter.connected} of an ioredis client or cluster: by its `status`; and
+ * `"connecting"` while it retries (its `retryAttempts`, which ioredis counts from each lost or
+ * failed connection and resets once ready, is above 0) counts as reconnecting too: an attempt
+ * against a server that is down may take up to ioredis's `connectTimeout` (10 s by default).
+ * A new client's first `"connecting"` (no attempt failed yet) counts as connected.
+ */
+function ioredisConnected(c: Record<string, unknown>): boolean {
+  const status = c.status;
+  if (IOREDIS_DISCONNECTED.has(status)) return false;
+  return !(status === 'connecting' && typeof c.retryAttempts === 'number' && c.retryAttempts > 0);
+}
+
+/**
+ * {@link RedisAdapter.connected} of a node-redis client: `false` while it is open but not ready
+ * after it had been ready (reconnecting). "Had been ready" is seen by this function (`isReady`
+ * once read `true`) or, in node-redis 5 and later, by its `socketEpoch` (the count of
+ * connections that became ready) having grown since the client was last seen closed, so that a
+ * client that was closed and is connecting again counts as connecting, not reconnecting.
+ */
+function nodeRedisConnected(c: Record<string, unknown>): () => boolean {
+  let seenReady = false;
+  let closedAtEpoch = 0;
+  const epoch = (): number => (typeof c.socketEpoch === 'number' ? c.socketEpoch : 0);
+  return () => {
+    if (c.isReady === true) {
+      seenReady = true;
+      return true;
+    }
+    if (c.isOpen !== true) {
+      // Closed (or never opened): node-redis rejects commands at once; a later open connects anew.
+      seenReady = false;
+      closedAtEpoch = epoch();
+      return true;
+    }
+    return !(seenReady || epoch() > closedAtEpoch);
+  };
+}
+
 /** Adapters built so far, by client: one per client, so that strategies on it can batch. */
 const adapters = new WeakMap<object, RedisAdapter>();
 
@@ -81,6 +142,9 @@ const adapters = new WeakMap<object, RedisAdapter>();
  * unless the client was created with `autoResendUnfulfilledCommands: false` (a Cluster always
  * does); a node-redis one never does; an Upstash one does unless the client was created with
  * `retry: { retries: 0 }`.
+ * Each tells whether its client is {@link RedisAdapter.connected | connected} (node-redis clients
+ * and ioredis clients and clusters; not node-redis clusters, nor Upstash's HTTP client, which
+ * has no connection), so that decisions fail fast while it reconnects.
  *
  * @throws {RateWardenTypeError} when `client` is none of these.
  */
@@ -103,6 +167,7 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
       ratewardenAdapter: true,
       cluster: c.isCluster === true,
       resends: ioredisResends(c),
+      connected: () => ioredisConnected(c),
       evalSha: (sha, keys, args) => io.evalsha(sha, keys.length, ...keys, ...args),
       eval: (script, keys, args) => io.eval(script, keys.length, ...keys, ...args),
     };
@@ -114,6 +179,7 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
       cluster: 'masters' in c,
       // node-redis rejects the commands in flight when a connection drops; it never re-sends them.
       resends: false,
+      ...('masters' in c ? {} : { connected: nodeRedisConnected(c) }),
       evalSha: (sha, keys, args) => node.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
       eval: (script, keys, args) => node.eval(script, { keys: keys as string[], arguments: args as string[] }),
     };

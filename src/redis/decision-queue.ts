@@ -28,7 +28,14 @@
  * turn to be sent comes fails without being sent. Settled units are released: nothing waits on a
  * handshake or a call but the units still pending.
  *
- * Why one file of about 760 lines (a third of it comments): the queues, the timers and the
+ * **A disconnected client fails fast.** While the client is known to be disconnected (the
+ * adapter's `connected()` is `false`: node-redis or ioredis reconnecting), a new unit fails at
+ * once by its limits' failure policies with a `RateWardenRedisUnavailableError`, never queued;
+ * and a queued unit whose turn to be sent comes then fails the same way, unsent (the link's
+ * `run` checks before each call), rather than waiting in the client's offline queue until its
+ * deadline. One check per unit and per call: a property read on the client.
+ *
+ * Why one file of about 770 lines (a third of it comments): the queues, the timers and the
  * settling share one invariant — a unit is in exactly one place (queued in its slot, in one call
  * in flight, or settled), and each move between places updates the slot's counts and the timer's
  * — which split files would each have to re-establish. The wire format (`./protocol.ts`), the
@@ -38,7 +45,7 @@
  * @module
  */
 import keySlot from 'cluster-key-slot';
-import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
+import { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError, RateWardenRedisUnavailableError } from '../errors.js';
 import type { Quota } from '../quota.js';
 import type { RateLimitResult } from '../result.js';
 import type { StoreReservation } from '../store.js';
@@ -332,10 +339,15 @@ export class DecisionQueue {
   }
 
   #submit(unit: Unit): void {
+    const link = this.#link;
+    if (!link.connected()) {
+      // The client is known to be disconnected: the unit fails now, by its policy, unqueued.
+      this.#fail(unit, new RateWardenRedisUnavailableError(), undefined);
+      return;
+    }
     const timed = unit.timeoutMs !== Infinity;
     if (timed) this.#watch(unit);
     const slot = this.#cluster ? this.#slotOf((unit.entries[0] as QueuedEntry).redisKey) : this.#slot;
-    const link = this.#link;
     if (slot.inFlight === 0 && slot.live === 0 && (!timed || link.offsetUs !== undefined)) {
       // The slot is idle: this unit goes now, alone, in this tick.
       this.#send(slot, [unit]);

@@ -13,7 +13,7 @@ export { RedisSlidingWindowLog } from './redis-sliding-window-log.js';
 export { RedisGCRA } from './redis-gcra.js';
 export { RedisStrategy } from './redis-strategy.js';
 export type { RedisFailurePolicy, RedisStrategyOptions } from './redis-strategy.js';
-export { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError } from '../errors.js';
+export { RateWardenRedisCommandError, RateWardenRedisReplyError, RateWardenRedisTimeoutError, RateWardenRedisUnavailableError } from '../errors.js';
 export { toRedisAdapter } from './client.js';
 export type { RedisAdapter } from './client.js';
 export { DECIDE_SCRIPT } from './script.js';

@@ -21,6 +21,7 @@ import { BlockCache } from './block-cache.js';
 import { toRedisAdapter } from './client.js';
 import { DEGRADED_TICKET, queueFor, type DecisionQueue, type RedisTicket } from './decision-queue.js';
 import { FAILURE_POLICIES, FailurePolicy, type RedisFailurePolicy } from './failure-policy.js';
+import { warnIfNoErrorListener } from './error-listener.js';
 import { escapeKey } from './keys.js';
 import { batchFor, type RedisBatch } from './redis-batch.js';
 import { registerRedisLimit, type RedisLimit } from './redis-limit.js';
@@ -42,6 +43,18 @@ export interface RedisStrategyOptions {
    * {@link RedisAdapter}. Strategies on the same client decide a
    * {@link ratewarden!RateLimitGroup} of theirs in one script call. See
    * {@link toRedisAdapter} for how each is recognised and whether it may re-send a call.
+   *
+   * **Give it an `error` listener** (`client.on('error', …)`) before connecting: node-redis emits
+   * `error` on every connection error, and without a listener Node.js throws it, crashing the
+   * process before `onFailure` can act (ioredis prints each one to stderr instead). A node-redis
+   * or ioredis client or cluster with none draws one process warning per client
+   * (`RateWardenWarning`, code `ERR_RATEWARDEN_NO_ERROR_LISTENER`; `console.warn` where there is
+   * no `process`) when the strategy is built.
+   *
+   * While the client is known to be disconnected (see {@link RedisAdapter.connected}: node-redis
+   * reconnecting, ioredis `reconnecting`, `close` or `end`), decisions fail at once with a
+   * `RateWardenRedisUnavailableError` through {@link onFailure}, neither queued in the client nor
+   * sent, instead of waiting `timeoutSeconds` each.
    */
   readonly client: unknown;
   /**
@@ -253,6 +266,7 @@ export abstract class RedisStrategy implements BatchingStore, CachingStore, Refu
     checkObject('options', options, 'an object');
     checkKnownKeys(options, REDIS_OPTIONS, `${className} options`);
     const adapter = toRedisAdapter(options.client);
+    warnIfNoErrorListener(options.client, className);
     const prefix = options.prefix;
     if (typeof prefix !== 'string') throw typeError('prefix', 'a string without `{` or `}`', prefix);
     if (/[{}]/.test(prefix)) throw rangeError('prefix', 'a string without `{` or `}`', prefix);

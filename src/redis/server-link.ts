@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { RateWardenRedisReplyError } from '../errors.js';
+import { RateWardenRedisReplyError, RateWardenRedisUnavailableError } from '../errors.js';
 import { isNoScript, type RedisAdapter } from './client.js';
 import { describeReply, toNumber } from './protocol.js';
 import { DECIDE_SCRIPT, DECIDE_SHA } from './script.js';
@@ -120,10 +120,29 @@ export class ServerLink {
   }
 
   /**
+   * Whether the client may be sent a command now: the adapter's `connected()` (absent, or
+   * throwing: `true`). `false` only while the client is known to be disconnected.
+   */
+  connected(): boolean {
+    const adapter = this.adapter;
+    if (adapter.connected === undefined) return true;
+    try {
+      // Only `false` says disconnected (an adapter of one's own may return anything).
+      const connected: unknown = adapter.connected();
+      return connected !== false;
+    } catch {
+      return true;
+    }
+  }
+
+  /**
    * `EVALSHA`, then `EVAL` when the server does not have the script (after a flush or restart),
-   * unless the caller has given up by then (`gaveUp()`).
+   * unless the caller has given up by then (`gaveUp()`). Rejects at once, sending nothing, with
+   * a `RateWardenRedisUnavailableError` while the client is known to be disconnected
+   * ({@link connected}).
    */
   run(keys: readonly string[], args: readonly string[], gaveUp: () => boolean): Promise<unknown> {
+    if (!this.connected()) return Promise.reject(new RateWardenRedisUnavailableError());
     let sent: Promise<unknown>;
     try {
       sent = this.adapter.evalSha(DECIDE_SHA, keys, args);

@@ -8,6 +8,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RedisServer } from '../support/redis-server.js';
 import { UpstashFront } from '../support/upstash-front.js';
+import { captureWarnings } from '../support/warnings.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -74,12 +75,17 @@ describe('README code blocks', () => {
     expect(await run('shadow')).toEqual(['would refuse k1 (limit api)', '200 200 200 1']);
   });
 
-  it('redis: a shared limit through node-redis, against a real redis-server', async () => {
+  it('redis: a shared limit through node-redis, against a real redis-server; the client has an error listener', async () => {
     const server = await RedisServer.start();
     process.env.REDIS_URL = server.url;
+    const missingListener = captureWarnings('ERR_RATEWARDEN_NO_ERROR_LISTENER');
     try {
       expect(await run('redis')).toEqual(['true 299 shared']);
+      // Copied as written, the snippet keeps the process alive when Redis goes down.
+      expect(block('redis')).toContain("client.on('error',");
+      expect(missingListener.warnings).toEqual([]);
     } finally {
+      missingListener.restore();
       delete process.env.REDIS_URL;
       await server.stop();
     }

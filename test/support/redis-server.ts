@@ -121,6 +121,9 @@ export interface TestClient {
 
 export async function connectIoredis(url: string): Promise<TestClient> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  client.on('error', () => {
+    // Connection errors surface through commands (as for node-redis below).
+  });
   await client.connect();
   return {
     name: 'ioredis',

@@ -105,6 +105,7 @@ export const CLUSTER_CLIENTS: readonly [string, (ports: readonly number[]) => Pr
     'ioredis Cluster',
     async (ports) => {
       const client = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })));
+      client.on('error', () => {});
       await new Promise<void>((resolve) => client.once('ready', () => resolve()));
       return { client, close: async () => client.disconnect() };
     },

@@ -37,11 +37,12 @@ describe('the built package (dist/)', () => {
     const core = (await import(packageName)) as typeof import('../../src/index.js');
     const redis = (await import(`${packageName}/redis`)) as typeof import('../../src/redis/index.js');
     expect(Object.keys(redis).sort()).toEqual([
-      'DECIDE_SCRIPT', 'RateWardenRedisCommandError', 'RateWardenRedisReplyError', 'RateWardenRedisTimeoutError', 'RedisGCRA', 'RedisSlidingWindowLog', 'RedisStrategy', 'toRedisAdapter',
+      'DECIDE_SCRIPT', 'RateWardenRedisCommandError', 'RateWardenRedisReplyError', 'RateWardenRedisTimeoutError', 'RateWardenRedisUnavailableError', 'RedisGCRA', 'RedisSlidingWindowLog', 'RedisStrategy', 'toRedisAdapter',
     ]);
     // The subpath's errors are the core's classes, not copies.
     expect(() => new redis.RedisGCRA({ client: null, prefix: 'p:' })).toThrow(core.RateWardenTypeError);
     expect(new redis.RateWardenRedisTimeoutError(1).code).toBe(core.ErrorCode.RedisTimeout);
+    expect(new redis.RateWardenRedisUnavailableError().code).toBe(core.ErrorCode.RedisUnavailable);
     const cjs = require(`${packageName}/redis`) as typeof import('../../src/redis/index.js');
     expect(require.resolve(`${packageName}/redis`)).toMatch(/dist[\\/]redis\.cjs$/);
     const cjsCore = require(packageName) as typeof import('../../src/index.js');

@@ -126,6 +126,66 @@ describe('rateLimitProblem', () => {
     });
     expect(() => rateLimitProblem(result({ allowed: false, retryAfter: 1 }), { title: 5 as never })).toThrow(TypeError);
   });
+
+  it('describes a refusal by a store failure (degraded: fail-closed) as a 503, not a 429', () => {
+    const failedClosed = result({ allowed: false, retryAfter: 1, resetAfter: 1, limit: 5, degraded: 'fail-closed' });
+    expect(rateLimitProblem(failedClosed)).toEqual({
+      type: 'about:blank',
+      title: 'Rate limit store unavailable',
+      status: 503,
+      detail: "This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in 1 s.",
+      retryAfter: 1,
+    });
+    // The options still apply; the wait is rounded up as for a 429.
+    expect(rateLimitProblem({ ...failedClosed, retryAfter: 0.2 }, { type: 'https://example.com/store-down', title: 'Down' })).toMatchObject({
+      type: 'https://example.com/store-down',
+      title: 'Down',
+      status: 503,
+      retryAfter: 1,
+    });
+    // The other policies never refuse by themselves; a local fallback's refusal is a real limit.
+    expect(rateLimitProblem(result({ allowed: false, retryAfter: 2, degraded: 'local' })).status).toBe(429);
+    // A cost over the limit could never be accepted, store or not: the 429 that says so.
+    expect(rateLimitProblem(result({ allowed: false, retryAfter: Infinity, degraded: 'fail-closed' }))).toEqual({
+      type: 'about:blank',
+      title: 'Too Many Requests',
+      status: 429,
+      detail: 'This request costs more than the limit of 10 allows; it can never be accepted.',
+    });
+  });
+
+  it('describes a group refused only by limits whose stores failed closed as a 503; one limit over its count makes it a 429', () => {
+    const overCount = result({ allowed: false, retryAfter: 30, resetAfter: 30, limit: 2 });
+    const storeDown = result({ allowed: false, retryAfter: 1, resetAfter: 1, limit: 100, degraded: 'fail-closed' });
+    const fine = result({ allowed: true, remaining: 4, limit: 5 });
+    const group = (results: RateLimitResult[], binding: number): RateLimitResult => ({
+      allowed: false,
+      remaining: 0,
+      retryAfter: Math.max(...results.map((r) => r.retryAfter)),
+      limit: (results[binding] as RateLimitResult).limit,
+      resetAfter: Math.max(...results.map((r) => r.resetAfter)),
+      results,
+      names: results.map((_, i) => `l${i}`),
+      binding,
+    }) as RateLimitResult;
+    expect(rateLimitProblem(group([fine, storeDown], 1))).toMatchObject({ status: 503, title: 'Rate limit store unavailable', retryAfter: 1 });
+    expect(rateLimitProblem(group([storeDown, storeDown], 0)).status).toBe(503);
+    expect(rateLimitProblem(group([overCount, storeDown], 0))).toMatchObject({ status: 429, title: 'Too Many Requests', retryAfter: 30 });
+    expect(rateLimitProblem(group([storeDown, overCount], 1)).status).toBe(429);
+  });
+
+  it('reports a real fail-closed group refusal (a store that rejects, under its policy) as a 503', async () => {
+    // A store of one's own whose failure policy refused: its result carries degraded.
+    const down: RateLimitResult = { allowed: false, remaining: 0, retryAfter: 1, limit: 3, resetAfter: 1, degraded: 'fail-closed' };
+    const store = { name: 'down', atomic: true, consume: async () => down, peek: async () => down };
+    const group = new RateLimitGroup([
+      { limiter: new RateLimiter({ threshold: 5, windowSeconds: 60 }), name: 'memory' },
+      { limiter: new RateLimiter({ threshold: 3, windowSeconds: 60, strategy: store }), name: 'store' },
+    ]);
+    const refused = await group.allowRequest('alice');
+    expect(refused.allowed).toBe(false);
+    expect(rateLimitProblem(refused)).toMatchObject({ status: 503, retryAfter: 1 });
+  });
 });
 
 it('rateLimitProblem names a result or options that is not an object', () => {
@@ -394,6 +454,7 @@ interface Plain {
   retryAfter: number;
   limit: number;
   resetAfter: number;
+  degraded?: unknown;
 }
 
 /** Whether `value` is a result as RateLimitResult documents it: fields in range and consistent. */
@@ -493,8 +554,15 @@ describe('a header builder either throws a RateWarden error or sends only valid 
       remaining: fc.nat(),
       wait: fc.oneof(fc.constant(Infinity), fc.double({ min: Number.MIN_VALUE, noNaN: true })),
       resetAfter: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+      // A store's failure policy (`fail-closed` refusals are answered 503).
+      degraded: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom('fail-closed', 'fail-open', 'local') }),
     })
-    .map(({ wait, ...r }) => ({ ...r, remaining: r.remaining % (r.limit + 1), retryAfter: r.allowed ? 0 : wait }));
+    .map(({ wait, degraded, ...r }) => ({
+      ...r,
+      remaining: r.remaining % (r.limit + 1),
+      retryAfter: r.allowed ? 0 : wait,
+      ...(degraded === undefined ? {} : { degraded }),
+    }));
   /** Fields each in range, but inconsistent with one another (or a limit of 0). */
   const inconsistentResult = fc.oneof(
     validResult.map((r) => (r.allowed ? { ...r, retryAfter: 5 } : { ...r, retryAfter: 0 })),
@@ -600,15 +668,24 @@ describe('a header builder either throws a RateWarden error or sends only valid 
           expect(isRateWardenError(error), String(error)).toBe(true);
           return;
         }
-        expect(problem.status).toBe(429);
         expect(problem.detail).not.toMatch(/NaN|Infinity|e\+|-\d/);
         // Only for a consistent, refused result; and it says what the result says.
         const limits = limitsOf(r);
         expect(limits, 'a problem body for an inconsistent result').toBeDefined();
-        const { top } = limits as NonNullable<typeof limits>;
+        const { top, results } = limits as NonNullable<typeof limits>;
         expect(top.allowed).toBe(false);
         expect(problem.retryAfter).toBe(top.retryAfter === Infinity ? undefined : delay(top.retryAfter));
-        expect(problem.detail).toContain(`limit of ${top.limit} `);
+        // A 503 exactly when only store failures refused it and waiting helps (the model).
+        const refusing = top.degraded === 'fail-closed' ? [top] : results.filter((m) => !m.allowed);
+        const byStore = top.retryAfter !== Infinity && (top.degraded === 'fail-closed' || (refusing.length > 0 && refusing.every((m) => m.degraded === 'fail-closed')));
+        if (byStore) {
+          expect(problem.status).toBe(503);
+          expect(problem.title).toBe('Rate limit store unavailable');
+          expect(problem.detail).toContain("store could not be reached, not because the client exceeded the limit");
+        } else {
+          expect(problem.status).toBe(429);
+          expect(problem.detail).toContain(`limit of ${top.limit} `);
+        }
         sent++;
         if (problem.retryAfter !== undefined) {
           expect(Number.isSafeInteger(problem.retryAfter) && problem.retryAfter >= 1 && problem.retryAfter <= 999_999_999_999_999).toBe(true);

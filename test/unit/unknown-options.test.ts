@@ -50,8 +50,10 @@ interface Case {
 
 const fixedClock = () => 0;
 const allowed: RateLimitResult = { allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 1 };
-// Never connected: constructing a strategy sends nothing.
+// Never connected: constructing a strategy sends nothing. (An 'error' listener, as the README
+// asks: without one the strategies warn.)
 const redis = createClient();
+redis.on('error', () => {});
 
 const LIMITER = ['threshold', 'windowSeconds', 'tier', 'blockSeconds', 'extendBlock', 'name', 'strategy', 'clock', 'limitFor', 'sweepIntervalSeconds', 'maxKeys'];
 /** The quota's options (createQuota, a tier of limitFor, the first of RateLimiter's), and the names of createQuota. */

@@ -17,6 +17,7 @@ let io: Redis;
 beforeAll(async () => {
   server = await RedisServer.start();
   io = new Redis({ port: server.port, host: '127.0.0.1' });
+  io.on('error', () => {});
 });
 afterAll(async () => {
   io.disconnect();

@@ -14,6 +14,7 @@ let admin: Redis;
 beforeAll(async () => {
   server = await RedisServer.start();
   io = new Redis({ port: server.port, host: '127.0.0.1' });
+  io.on('error', () => {});
   admin = new Redis({ port: server.port, host: '127.0.0.1' });
 });
 afterAll(async () => {

@@ -212,6 +212,7 @@ describe('a client that never re-sends keeps exactly one write per decision (no 
       'ioredis with autoResendUnfulfilledCommands: false',
       async () => {
         const c = new Redis({ port: server.port, host: '127.0.0.1', autoResendUnfulfilledCommands: false });
+        c.on('error', () => {});
         return { client: c, close: () => c.disconnect() };
       },
     ],

@@ -165,4 +165,44 @@ describe('sendRejection', () => {
     await expect(reject(() => ({ big: 1n }), res)).rejects.toThrow(TypeError);
     expect(res.sends).toEqual([]);
   });
+  describe('a refusal by a store failure (degraded: fail-closed): 503, not 429', () => {
+    const storeDown: RateLimitResult = { allowed: false, remaining: 0, retryAfter: 1, limit: 5, resetAfter: 1, degraded: 'fail-closed' };
+
+    it('sends the "Rate limit store unavailable" problem with status 503', async () => {
+      const res = new FakeResponse();
+      const out = await sendRejection(res, storeDown, undefined);
+      expect(out).toBe(res);
+      expect(res.statusCode).toBe(503);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(JSON.parse(res.sends[0] as string)).toEqual({
+        type: 'about:blank',
+        title: 'Rate limit store unavailable',
+        status: 503,
+        detail: "This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in 1 s.",
+        retryAfter: 1,
+      });
+    });
+
+    it('gives onRejected the status 503 already set, and the result whose degraded tells', async () => {
+      const seen: [number, string | undefined][] = [];
+      const res = new FakeResponse();
+      await sendRejection(res, storeDown, () => {
+        seen.push([res.statusCode, storeDown.degraded]);
+        return 'store down';
+      });
+      expect(seen).toEqual([[503, 'fail-closed']]);
+      expect(res.statusCode).toBe(503);
+      expect(res.sends).toEqual(['store down']);
+    });
+
+    it('keeps 429 for the other degraded results and for a cost over the limit', async () => {
+      const { degraded: _, ...notDegraded } = storeDown;
+      for (const result of [{ ...storeDown, degraded: 'local' as const }, { ...storeDown, retryAfter: Infinity }, notDegraded] satisfies RateLimitResult[]) {
+        const res = new FakeResponse();
+        await sendRejection(res, result, undefined);
+        expect(res.statusCode).toBe(429);
+        expect((JSON.parse(res.sends[0] as string) as { status: number }).status).toBe(429);
+      }
+    });
+  });
 });
