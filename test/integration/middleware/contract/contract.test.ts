@@ -1,6 +1,9 @@
 // The HTTP contract: one suite that every framework integration of ratewarden passes, each
 // served on a real HTTP server on 127.0.0.1 by its adapter (adapters.ts), with real requests
-// (Node's fetch) and limiters on an injected clock: no wall clock, no sleeps.
+// (Node's fetch) and limiters on an injected clock: no wall clock, no sleeps. The store-failure
+// cases (503 under `onFailure: 'fail-closed'`, fail-open, a group with a failed member) use a
+// Redis strategy whose client lost its real redis-server (one for the file, stopped before the
+// tests: `stoppedRedis`), so the failure policy decides as it does in an outage.
 //
 // One server per adapter and describe block, started once; before each test the clock moves on
 // to a time of the test's own, the limiters have forgotten every key the tests use (`reset`), and the route counts start
@@ -11,8 +14,12 @@
 // in-memory refund is synchronous, and it is made when the server's response finishes ('finish'
 // of Node's ServerResponse, emitted before this process's client can read the response; Fetch
 // refunds before its handler returns), so it is done when the client holds the response.
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RateLimiter, type DecisionInfo, type RateLimiterOptions } from '../../../../src/index.js';
+import { RateLimiter, type DecisionInfo, type RateLimiterOptions, type RateLimitResult } from '../../../../src/index.js';
+import { RedisGCRA, type RedisFailurePolicy } from '../../../../src/redis/index.js';
+import { RedisServer } from '../../../support/redis-server.js';
 import { storeDown } from '../../../support/stores.js';
 import {
   FAILING_STATUS,
@@ -43,6 +50,45 @@ const at = (ms: number): void => {
 /** A limiter of `threshold` requests per `windowSeconds` on the test clock. */
 function limiter(threshold: number, windowSeconds = 60, more: Partial<RateLimiterOptions<unknown>> = {}): RateLimiter {
   return new RateLimiter({ threshold, windowSeconds, clock, ...more });
+}
+
+/**
+ * A real ioredis client whose real redis-server is gone: connected to a redis-server of its own,
+ * which is then stopped. Told never to reconnect (`retryStrategy` returning `null`), the client
+ * ends (`status` `"end"`), so a Redis strategy on it fails at once through its `onFailure`, with
+ * no timeout to wait for, and no later redis-server on the freed port can bring it back.
+ */
+async function stoppedRedis(): Promise<Redis> {
+  const server = await RedisServer.start();
+  const client = new Redis(server.url, { lazyConnect: true, retryStrategy: () => null });
+  client.on('error', () => {
+    // Losing the connection is the point; the strategies report it through their policy.
+  });
+  try {
+    await client.connect();
+    const ended = once(client, 'end');
+    await server.stop();
+    await ended;
+  } finally {
+    await server.stop(); // nothing to do once stopped
+  }
+  return client;
+}
+
+/** The one stopped Redis of this file, for the store-failure cases of every adapter. */
+const redisDown = await stoppedRedis();
+afterAll(() => {
+  redisDown.disconnect();
+});
+
+/**
+ * A limiter of `threshold` requests per `windowSeconds` whose store is Redis, down: a `RedisGCRA`
+ * on {@link redisDown} that decides by `onFailure` (each limiter under a prefix of its own).
+ */
+let redisLimiters = 0;
+function redisLimiter(onFailure: RedisFailurePolicy, threshold: number, windowSeconds = 60): RateLimiter {
+  const strategy = new RedisGCRA({ client: redisDown, onFailure, prefix: `contract-${++redisLimiters}:` });
+  return new RateLimiter({ threshold, windowSeconds, clock, strategy });
 }
 
 /** The keys the tests use: every limiter forgets them before each test. */
@@ -434,6 +480,132 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       expect(own.headers.get('retry-after')).toBe('60');
       expect(await own.text()).toBe('busy');
       expect(server.handled('limited')).toBe(1);
+    });
+  });
+
+  describe("a store failure under onFailure: 'fail-closed' (a Redis strategy whose redis-server is stopped)", () => {
+    const errors: unknown[] = [];
+    const server = serve(adapter, {
+      limiter: redisLimiter('fail-closed', 2),
+      key: client,
+      cost: (req) => Number(req.header('x-cost') ?? 1),
+      onError: (_req, error) => {
+        errors.push(error);
+        return undefined;
+      },
+    });
+
+    it('is refused with a 503 "Rate limit store unavailable" problem and Retry-After, not a 429; the handler not run; no error (onError not called)', async () => {
+      errors.length = 0;
+      for (const route of ['limited', 'limited', 'failing'] as const) {
+        const refused = await server.get(route);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('content-type')).toBe(adapter.problemContentType);
+        expect(refused.headers.get('retry-after')).toBe('1');
+        expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
+        expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=1');
+        expect(await refused.json()).toEqual({
+          type: 'about:blank',
+          title: 'Rate limit store unavailable',
+          status: 503,
+          detail: "This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in 1 s.",
+          retryAfter: 1,
+        });
+      }
+      expect(server.handled('limited')).toBe(0);
+      expect(server.handled('failing')).toBe(0);
+      expect(errors).toEqual([]);
+    });
+
+    it('refuses a request that costs more than the limit with the 429 that says it can never be accepted', async () => {
+      const impossible = await server.get('limited', { 'x-cost': '3' });
+      expect(impossible.status).toBe(429);
+      expect(impossible.headers.get('content-type')).toBe(adapter.problemContentType);
+      expect(impossible.headers.get('retry-after')).toBeNull();
+      expect(await impossible.json()).toEqual({
+        type: 'about:blank',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: 'This request costs more than the limit of 2 allows; it can never be accepted.',
+      });
+      expect(server.handled('limited')).toBe(0);
+    });
+  });
+
+  describe.skipIf(adapter.lacks.onRejected !== undefined)(titled("onRejected, for a store failure under 'fail-closed'", adapter.lacks.onRejected), () => {
+    const seen: RateLimitResult[] = [];
+    const server = serve(adapter, {
+      limiter: redisLimiter('fail-closed', 2),
+      key: client,
+      onRejected: (_req, result) => {
+        seen.push(result);
+        return { busy: true };
+      },
+    });
+
+    it('is called with the result (degraded: fail-closed); what it returns is sent with the 503 and Retry-After', async () => {
+      seen.length = 0;
+      const refused = await server.get('limited');
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('content-type')).toBe(adapter.jsonContentType);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=1');
+      expect(await refused.json()).toEqual({ busy: true });
+      expect(seen).toEqual([{ allowed: false, remaining: 0, retryAfter: 1, limit: 2, resetAfter: 1, degraded: 'fail-closed' }]);
+      expect(server.handled('limited')).toBe(0);
+    });
+  });
+
+  describe("a store failure under onFailure: 'fail-open'", () => {
+    const server = serve(adapter, { limiter: redisLimiter('fail-open', 1), key: client });
+
+    it('lets every request through (the limit is lifted while the store is down), with the headers of a first request', async () => {
+      for (let i = 0; i < 3; i++) {
+        const open = await server.get('limited');
+        expect(open.status).toBe(200);
+        expect(await open.json()).toEqual({ route: 'limited' });
+        expect(open.headers.get('ratelimit-policy')).toBe('"default";q=1;w=60');
+        expect(open.headers.get('ratelimit')).toBe('"default";r=0;t=0');
+        expect(open.headers.get('retry-after')).toBeNull();
+      }
+      expect(server.handled('limited')).toBe(3);
+    });
+  });
+
+  describe("a group, one of whose limits fails closed (its store is down) and the other decides in memory", () => {
+    const local = limiter(1);
+    const server = serve(adapter, {
+      limiter: [
+        { name: 'shared', limiter: redisLimiter('fail-closed', 5) },
+        { name: 'local', limiter: local },
+      ],
+      key: client,
+    });
+
+    it('is a 503 while only the failed store refuses; a 429 once the other limit refuses on its count too', async () => {
+      const down = await server.get('limited');
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('1');
+      expect(down.headers.get('ratelimit')).toBe('"shared";r=0;t=1, "local";r=1;t=0');
+      expect(await down.json()).toMatchObject({ title: 'Rate limit store unavailable', status: 503, retryAfter: 1 });
+      // The group refused: the local limit recorded nothing.
+      expect(local.peekSync('alpha').remaining).toBe(1);
+
+      // The local limit's one request spent elsewhere (as by another route that shares it).
+      expect(local.allowRequestSync('alpha').allowed).toBe(true);
+      const over = await server.get('limited');
+      expect(over.status).toBe(429);
+      expect(over.headers.get('content-type')).toBe(adapter.problemContentType);
+      expect(over.headers.get('retry-after')).toBe('60');
+      expect(over.headers.get('ratelimit')).toBe('"shared";r=0;t=1, "local";r=0;t=60');
+      expect(await over.json()).toEqual({
+        type: 'about:blank',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: 'Rate limit of 1 exceeded; retry in 60 s.',
+        retryAfter: 60,
+      });
+      expect(server.handled('limited')).toBe(0);
     });
   });
 
