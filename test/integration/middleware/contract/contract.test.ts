@@ -706,7 +706,7 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
 
   describe('a block of one member of a group (block())', () => {
     const perClient = limiter(100);
-    const global = limiter(1_000);
+    const global = limiter(1_000, 3600);
     const server = serve(adapter, {
       limiter: [
         { name: 'client', limiter: perClient },
@@ -715,11 +715,14 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       key: client,
     });
 
-    it('is told the same way; the other member is not charged', async () => {
-      expect((await server.get('limited')).status).toBe(200);
+    it('is told the same way; the other member is not charged (with no policy given, each limit advertises its own window)', async () => {
+      const allowed = await server.get('limited');
+      expect(allowed.status).toBe(200);
+      expect(allowed.headers.get('ratelimit-policy')).toBe('"client";q=100;w=60, "global";q=1000;w=3600');
       await perClient.block('alpha', 120);
       const blocked = await server.get('limited');
-      expect(blocked.headers.get('ratelimit')).toBe('"client";r=0;t=120, "global";r=999;t=60');
+      expect(blocked.headers.get('ratelimit-policy')).toBe('"client";q=100;w=60, "global";q=1000;w=3600');
+      expect(blocked.headers.get('ratelimit')).toBe('"client";r=0;t=120, "global";r=999;t=3600');
       expect(await summary(blocked)).toMatchObject({ status: 429, retryAfter: '120', body: 120 });
       expect(global.peekSync('all').remaining).toBe(999);
     });
