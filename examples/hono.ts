@@ -9,7 +9,8 @@ import { Hono } from 'hono';
 import { RateLimiter } from 'ratewarden';
 import { honoRateLimit, type RateLimitVariables } from 'ratewarden/hono';
 
-// RateLimitVariables types c.get('rateLimit'): the decision, for the handlers after the middleware.
+// RateLimitVariables types c.get('rateLimit'): the decision, for the handlers after the middleware
+// (undefined where it decided nothing: a skipped request, one let through by onError).
 const app = new Hono<{ Variables: RateLimitVariables }>();
 
 // One key per client address: sweep idle keys every minute to bound memory.
@@ -21,7 +22,7 @@ const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, sweepInterval
 // address, so every client would share one limit: then pass `key`, from the X-Forwarded-For entry
 // your proxy appends or an authenticated identity.
 app.use('/api/*', honoRateLimit({ limiter }));
-app.get('/api/hello', (c) => c.json({ hello: 'world', remaining: c.get('rateLimit').remaining }));
+app.get('/api/hello', (c) => c.json({ hello: 'world', remaining: c.get('rateLimit')?.remaining }));
 app.get('/health', (c) => c.text('ok')); // not under /api/: not limited
 
 // The demo: serve on a free port of 127.0.0.1 and send four requests; the third forges

@@ -15,7 +15,7 @@
  *
  * const app = new Hono<{ Variables: RateLimitVariables }>();
  * app.use('/api/*', honoRateLimit({ limiter: new RateLimiter({ threshold: 100, windowSeconds: 60 }) }));
- * app.get('/api/hello', (c) => c.json({ remaining: c.get('rateLimit').remaining }));
+ * app.get('/api/hello', (c) => c.json({ remaining: c.get('rateLimit')?.remaining }));
  * ```
  *
  * @module ratewarden/hono
@@ -49,16 +49,22 @@ const DEFAULT_VARIABLE = 'rateLimit';
  * The context variable {@link honoRateLimit} sets (under its default name), for a typed
  * `c.get('rateLimit')`: `new Hono<{ Variables: RateLimitVariables }>()`, or intersected with
  * your own variables (`{ Variables: RateLimitVariables & { user: User } }`). With another
- * `variable` name, declare `{ [name]: RateLimitResult }` yourself.
+ * `variable` name, declare `{ [name]: RateLimitResult | undefined }` yourself.
  *
  * The value is the limiter's decision for the request (a `GroupResult` for a
  * `RateLimitGroup`): set when the request was decided, allowed, refused or let through in
  * shadow. It is **not set** (`c.get` returns `undefined`) on requests the middleware did not
- * decide: skipped (`skip`), let through by `onError`, or outside the paths it is used on.
+ * decide: skipped (`skip`), let through by `onError`, or outside the paths it is used on; so
+ * its type includes `undefined`: read it with `c.get('rateLimit')?.remaining`, or check it
+ * (`const decision = c.get('rateLimit'); if (decision !== undefined) …`).
  */
 export interface RateLimitVariables {
-  /** The decision (`allowed`, `remaining`, `retryAfter` and `resetAfter` in seconds, `limit`). */
-  rateLimit: RateLimitResult;
+  /**
+   * The decision (`allowed`, `remaining`, `retryAfter` and `resetAfter` in seconds, `limit`),
+   * or `undefined` on a request the middleware did not decide (skipped, let through by
+   * `onError`, or on a path it is not used on).
+   */
+  rateLimit: RateLimitResult | undefined;
 }
 
 /**

@@ -46,7 +46,9 @@ export const fastify = fastifyRateLimit({ limiter });
 export const fetch = withRateLimit(async () => new Response('ok'), { limiter, key: () => 'k' });
 export const hono = new Hono<{ Variables: RateLimitVariables }>()
   .use('/api/*', honoRateLimit({ limiter, key: (c) => c.req.header('x-api-key') ?? 'anonymous' }))
-  .get('/api/x', (c) => c.json({ remaining: c.get('rateLimit').remaining }));
+  .get('/api/x', (c) => c.json({ remaining: c.get('rateLimit')?.remaining }))
+  // @ts-expect-error: the variable is undefined where the middleware decided nothing (skip, onError)
+  .get('/api/y', (c) => c.json({ remaining: c.get('rateLimit').remaining }));
 export const error: RateWardenTypeError = new RateWardenTypeError('message', ErrorCode.InvalidType);
 // @ts-expect-error: threshold is a number
 new RateLimiter({ threshold: '10', windowSeconds: 1 });

@@ -13,7 +13,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { RateLimitGroup, RateLimiter, RateWardenRangeError, RateWardenTypeError, type RateLimitResult, type RateLimitStore } from '../../../src/index.js';
 import { honoRateLimit, type HonoRateLimitOptions, type RateLimitVariables } from '../../../src/middleware/hono.js';
 
@@ -37,7 +37,7 @@ function keysOf(decided: RateLimiter): string[] {
 }
 
 interface AppEnv {
-  Variables: RateLimitVariables & { limit: RateLimitResult };
+  Variables: RateLimitVariables & { limit: RateLimitResult | undefined };
 }
 
 /** Handler invocations, by path. */
@@ -61,7 +61,9 @@ function newApp(): Hono<AppEnv> {
 /** Answers with the decision the middleware put in the context variable. */
 function decisionHandler(c: Context<AppEnv>): Response {
   calls.set(c.req.path, (calls.get(c.req.path) ?? 0) + 1);
-  return c.json({ decision: c.get('rateLimit') ?? null });
+  const decision = c.get('rateLimit');
+  expectTypeOf(decision).toEqualTypeOf<RateLimitResult | undefined>();
+  return c.json({ decision: decision ?? null });
 }
 
 const limiters = {
@@ -209,6 +211,9 @@ describe('honoRateLimit in a Hono app served by @hono/node-server', () => {
 
   it("puts the decision in the context variable: c.get('rateLimit'), typed by RateLimitVariables; a group's result, a shadow refusal", async () => {
     now = 0;
+    // Typed as what it holds: unset (undefined) where the middleware decided nothing (as c.get's
+    // type in decisionHandler).
+    expectTypeOf<RateLimitVariables['rateLimit']>().toEqualTypeOf<RateLimitResult | undefined>();
     const decision = await decisionOf(await get('/basic', { 'x-api-key': 'variable' }));
     expect(decision).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 60 });
     // A custom name, and the default one left alone.
