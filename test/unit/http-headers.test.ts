@@ -12,6 +12,7 @@ import {
   type RateLimitHeadersOptions,
   type RateLimitResult,
 } from '../../src/index.js';
+import { exactly } from '../support/errors.js';
 
 function result(partial: Partial<RateLimitResult>): RateLimitResult {
   return { allowed: true, remaining: 0, retryAfter: 0, limit: 10, resetAfter: 0, ...partial };
@@ -195,14 +196,6 @@ it('rateLimitProblem names a result or options that is not an object', () => {
 });
 
 // ---- impossible results --------------------------------------------------------------------------
-
-/** The library's error: its class, stable code and exact message. */
-const exactly = (type: typeof TypeError | typeof RangeError, message: string): unknown =>
-  expect.objectContaining({
-    name: type.name,
-    code: type === TypeError ? 'ERR_RATEWARDEN_INVALID_TYPE' : 'ERR_RATEWARDEN_OUT_OF_RANGE',
-    message,
-  });
 
 describe('a header builder refuses a result it cannot describe in valid fields, naming the field', () => {
   const policy = { windowSeconds: 60 };

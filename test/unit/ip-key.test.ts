@@ -4,14 +4,7 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { ipKey } from '../../src/index.js';
-
-/** The library's error: its class, stable code and exact message. */
-const exactly = (type: typeof TypeError | typeof RangeError, message: string): unknown =>
-  expect.objectContaining({
-    name: type.name,
-    code: type === TypeError ? 'ERR_RATEWARDEN_INVALID_TYPE' : 'ERR_RATEWARDEN_OUT_OF_RANGE',
-    message,
-  });
+import { exactly } from '../support/errors.js';
 
 describe('one IPv6 network is one key, and an IPv4 client has one key in every form', () => {
   it('groups the issue\'s addresses of one /64 and maps ::ffff:a.b.c.d to IPv4', () => {
