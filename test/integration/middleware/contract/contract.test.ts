@@ -154,6 +154,55 @@ async function summary(response: Response): Promise<{ status: number; retryAfter
   };
 }
 
+/**
+ * A response as the contract checks it: its status, `Content-Type`, `Retry-After`,
+ * `RateLimit-Policy` and `RateLimit` (`null` where absent) and its JSON body.
+ */
+async function answered(response: Response): Promise<{
+  status: number;
+  contentType: string | null;
+  retryAfter: string | null;
+  policy: string | null;
+  rateLimit: string | null;
+  body: unknown;
+}> {
+  const field = (name: string): string | null => response.headers.get(name);
+  return {
+    status: response.status,
+    contentType: field('content-type'),
+    retryAfter: field('retry-after'),
+    policy: field('ratelimit-policy'),
+    rateLimit: field('ratelimit'),
+    body: (await response.json()) as unknown,
+  };
+}
+
+/** The default 429 body (RFC 9457) of a client over a limit of `limit`, to retry in `retryAfter` s. */
+const tooManyRequests = (limit: number, retryAfter: number): object => ({
+  type: 'about:blank',
+  title: 'Too Many Requests',
+  status: 429,
+  detail: `Rate limit of ${limit} exceeded; retry in ${retryAfter} s.`,
+  retryAfter,
+});
+
+/** The default 429 body of a request that costs more than the limit of `limit`: no `retryAfter`. */
+const neverAccepted = (limit: number): object => ({
+  type: 'about:blank',
+  title: 'Too Many Requests',
+  status: 429,
+  detail: `This request costs more than the limit of ${limit} allows; it can never be accepted.`,
+});
+
+/** The default 503 body of a request refused because a store could not be reached. */
+const storeUnavailable = (retryAfter: number): object => ({
+  type: 'about:blank',
+  title: 'Rate limit store unavailable',
+  status: 503,
+  detail: `This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in ${retryAfter} s.`,
+  retryAfter,
+});
+
 /** `title`, with the reason it is skipped when the adapter lacks what it needs. */
 const titled = (title: string, lacking: string | undefined): string => (lacking === undefined ? title : `${title} (skipped: ${lacking})`);
 
@@ -173,18 +222,13 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       expect((await server.get('limited')).headers.get('ratelimit')).toBe('"default";r=0;t=60');
 
       at(30_000);
-      const refused = await server.get('limited');
-      expect(refused.status).toBe(429);
-      expect(refused.headers.get('content-type')).toBe(adapter.problemContentType);
-      expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
-      expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=30');
-      expect(refused.headers.get('retry-after')).toBe('30');
-      expect(await refused.json()).toEqual({
-        type: 'about:blank',
-        title: 'Too Many Requests',
+      expect(await answered(await server.get('limited'))).toEqual({
         status: 429,
-        detail: 'Rate limit of 2 exceeded; retry in 30 s.',
-        retryAfter: 30,
+        contentType: adapter.problemContentType,
+        retryAfter: '30',
+        policy: '"default";q=2;w=60',
+        rateLimit: '"default";r=0;t=30',
+        body: tooManyRequests(2, 30),
       });
       expect(server.handled('limited')).toBe(2);
 
@@ -295,15 +339,7 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
       const tooMuch = await server.get('limited', { 'x-cost': '2' });
       expect(tooMuch.status).toBe(429);
       expect(tooMuch.headers.get('retry-after')).toBe('60');
-      const impossible = await server.get('limited', { 'x-cost': '4' });
-      expect(impossible.status).toBe(429);
-      expect(impossible.headers.get('retry-after')).toBeNull();
-      expect(await impossible.json()).toEqual({
-        type: 'about:blank',
-        title: 'Too Many Requests',
-        status: 429,
-        detail: 'This request costs more than the limit of 3 allows; it can never be accepted.',
-      });
+      expect(await answered(await server.get('limited', { 'x-cost': '4' }))).toMatchObject({ status: 429, retryAfter: null, body: neverAccepted(3) });
       const last = await server.get('limited', { 'x-cost': '1' });
       expect(last.status).toBe(200);
       expect(last.headers.get('ratelimit')).toBe('"default";r=0;t=60');
@@ -498,18 +534,13 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
     it('is refused with a 503 "Rate limit store unavailable" problem and Retry-After, not a 429; the handler not run; no error (onError not called)', async () => {
       errors.length = 0;
       for (const route of ['limited', 'limited', 'failing'] as const) {
-        const refused = await server.get(route);
-        expect(refused.status).toBe(503);
-        expect(refused.headers.get('content-type')).toBe(adapter.problemContentType);
-        expect(refused.headers.get('retry-after')).toBe('1');
-        expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=2;w=60');
-        expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=1');
-        expect(await refused.json()).toEqual({
-          type: 'about:blank',
-          title: 'Rate limit store unavailable',
+        expect(await answered(await server.get(route))).toEqual({
           status: 503,
-          detail: "This request was refused because the rate limit's store could not be reached, not because the client exceeded the limit; retry in 1 s.",
-          retryAfter: 1,
+          contentType: adapter.problemContentType,
+          retryAfter: '1',
+          policy: '"default";q=2;w=60',
+          rateLimit: '"default";r=0;t=1',
+          body: storeUnavailable(1),
         });
       }
       expect(server.handled('limited')).toBe(0);
@@ -518,15 +549,11 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
     });
 
     it('refuses a request that costs more than the limit with the 429 that says it can never be accepted', async () => {
-      const impossible = await server.get('limited', { 'x-cost': '3' });
-      expect(impossible.status).toBe(429);
-      expect(impossible.headers.get('content-type')).toBe(adapter.problemContentType);
-      expect(impossible.headers.get('retry-after')).toBeNull();
-      expect(await impossible.json()).toEqual({
-        type: 'about:blank',
-        title: 'Too Many Requests',
+      expect(await answered(await server.get('limited', { 'x-cost': '3' }))).toMatchObject({
         status: 429,
-        detail: 'This request costs more than the limit of 2 allows; it can never be accepted.',
+        contentType: adapter.problemContentType,
+        retryAfter: null,
+        body: neverAccepted(2),
       });
       expect(server.handled('limited')).toBe(0);
     });
@@ -561,12 +588,13 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
 
     it('lets every request through (the limit is lifted while the store is down), with the headers of a first request', async () => {
       for (let i = 0; i < 3; i++) {
-        const open = await server.get('limited');
-        expect(open.status).toBe(200);
-        expect(await open.json()).toEqual({ route: 'limited' });
-        expect(open.headers.get('ratelimit-policy')).toBe('"default";q=1;w=60');
-        expect(open.headers.get('ratelimit')).toBe('"default";r=0;t=0');
-        expect(open.headers.get('retry-after')).toBeNull();
+        expect(await answered(await server.get('limited'))).toMatchObject({
+          status: 200,
+          retryAfter: null,
+          policy: '"default";q=1;w=60',
+          rateLimit: '"default";r=0;t=0',
+          body: { route: 'limited' },
+        });
       }
       expect(server.handled('limited')).toBe(3);
     });
@@ -583,27 +611,27 @@ describe.each(adapters)('$name: the HTTP contract', (adapter) => {
     });
 
     it('is a 503 while only the failed store refuses; a 429 once the other limit refuses on its count too', async () => {
-      const down = await server.get('limited');
-      expect(down.status).toBe(503);
-      expect(down.headers.get('retry-after')).toBe('1');
-      expect(down.headers.get('ratelimit')).toBe('"shared";r=0;t=1, "local";r=1;t=0');
-      expect(await down.json()).toMatchObject({ title: 'Rate limit store unavailable', status: 503, retryAfter: 1 });
+      const policy = '"shared";q=5;w=60, "local";q=1;w=60';
+      expect(await answered(await server.get('limited'))).toEqual({
+        status: 503,
+        contentType: adapter.problemContentType,
+        retryAfter: '1',
+        policy,
+        rateLimit: '"shared";r=0;t=1, "local";r=1;t=0',
+        body: storeUnavailable(1),
+      });
       // The group refused: the local limit recorded nothing.
       expect(local.peekSync('alpha').remaining).toBe(1);
 
       // The local limit's one request spent elsewhere (as by another route that shares it).
       expect(local.allowRequestSync('alpha').allowed).toBe(true);
-      const over = await server.get('limited');
-      expect(over.status).toBe(429);
-      expect(over.headers.get('content-type')).toBe(adapter.problemContentType);
-      expect(over.headers.get('retry-after')).toBe('60');
-      expect(over.headers.get('ratelimit')).toBe('"shared";r=0;t=1, "local";r=0;t=60');
-      expect(await over.json()).toEqual({
-        type: 'about:blank',
-        title: 'Too Many Requests',
+      expect(await answered(await server.get('limited'))).toEqual({
         status: 429,
-        detail: 'Rate limit of 1 exceeded; retry in 60 s.',
-        retryAfter: 60,
+        contentType: adapter.problemContentType,
+        retryAfter: '60',
+        policy,
+        rateLimit: '"shared";r=0;t=1, "local";r=0;t=60',
+        body: tooManyRequests(1, 60),
       });
       expect(server.handled('limited')).toBe(0);
     });
