@@ -8,11 +8,12 @@
 //    generated capnp config with Node.js compatibility turned off); each transcript must equal
 //    Node's.
 // 2. A real HTTP server per runtime on 127.0.0.1 (Bun.serve, Deno.serve, the workerd socket) runs
-//    `ratewarden/fetch` keyed by the client address the platform reports (test/runtimes/http-app.mjs);
-//    three requests on three connections share one limit of two.
+//    `ratewarden/fetch` keyed by the client address the platform reports, and a Hono app with
+//    `ratewarden/hono`'s default key (test/runtimes/http-app.mjs); three requests on three
+//    connections share one limit of two.
 //
-// `ratewarden/hono` joins both once dist/hono.js is built (test/runtimes/hono-hook.mjs; the `hono`
-// package must then be installed). `ratewarden/redis` is not run here (see scenario.mjs).
+// `ratewarden/hono` is part of both (test/runtimes/hono-part.mjs): dist/hono.js and the `hono`
+// package (a pinned devDependency) must be there. `ratewarden/redis` is not run here.
 // Everything starts in parallel in beforeAll; each child is killed after the tests, or after
 // CHILD_TIMEOUT_MS.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,10 +42,6 @@ const COMPATIBILITY_FLAGS = ['no_nodejs_compat', 'no_nodejs_compat_v2'];
 const CHILD_TIMEOUT_MS = 30_000;
 /** Each test waits for children started in beforeAll (about a second; longer on a loaded machine). */
 const TEST_TIMEOUT = { timeout: CHILD_TIMEOUT_MS + 5_000 };
-
-/** Whether `ratewarden/hono` is built: then the scenario and the servers include it. */
-const HONO = existsSync(join(DIST, 'hono.js'));
-const FEATURE_ARGS = HONO ? ['--hono'] : [];
 
 /** Deno: no update check (it would reach for the network), no colours in error messages. */
 const CHILD_ENV = { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
@@ -143,8 +140,8 @@ async function startServer(label: string, command: string, args: readonly string
  */
 function importsOf(file: string): { relative: string[]; other: string[] } {
   const source = readFileSync(file, 'utf8');
-  // Static imports and re-exports at the start of a line (not in comments) only: the dynamic
-  // imports of the hooks are added by hand.
+  // Static imports and re-exports at the start of a line (not in comments) only: no module
+  // embedded here imports anything dynamically.
   const specifiers = [...source.matchAll(/^(?:import|export)\s*(?:[\w*${}\s,]+from\s*)?["']([^"']+)["']/gm)].map((m) => m[1] as string);
   return { relative: specifiers.filter((s) => s.startsWith('./') || s.startsWith('../')), other: specifiers.filter((s) => !s.startsWith('./') && !s.startsWith('../')) };
 }
@@ -174,18 +171,15 @@ function moduleClosure(entries: readonly string[], allowed: ReadonlySet<string> 
 function workerdConfig(dir: string): string {
   const runtimes = join(ROOT, 'test', 'runtimes');
   // worker.mjs first: the main module.
-  const entries = [join(runtimes, 'worker.mjs'), join(DIST, 'index.js'), join(DIST, 'fetch.js')];
-  if (HONO) entries.push(join(runtimes, 'hono-hook.mjs'), join(DIST, 'hono.js'));
+  const entries = [join(runtimes, 'worker.mjs')];
   const embed = (file: string): string => `embed ${JSON.stringify(relative(dir, file))}`;
-  const modules = moduleClosure(entries, new Set(HONO ? ['hono'] : [])).map((file) => [relative(ROOT, file), `esModule = ${embed(file)}`]);
-  if (HONO) {
-    // hono-hook.mjs imports 'hono', which workerd looks up as a module named test/runtimes/hono
-    // (a bare name resolves next to its importer): that module re-exports hono's ESM entry.
-    const hono = join(ROOT, 'node_modules', 'hono', 'dist', 'index.js');
-    if (!existsSync(hono)) throw new Error('dist/hono.js exists but the hono package is not installed (node_modules/hono/dist/index.js)');
-    for (const file of moduleClosure([hono])) modules.push([relative(ROOT, file), `esModule = ${embed(file)}`]);
-    modules.push(['test/runtimes/hono', `esModule = ${JSON.stringify("export * from '../../node_modules/hono/dist/index.js';")}`]);
-  }
+  const modules = moduleClosure(entries, new Set(['hono'])).map((file) => [relative(ROOT, file), `esModule = ${embed(file)}`]);
+  // hono-part.mjs imports 'hono', which workerd looks up as a module named test/runtimes/hono
+  // (a bare name resolves next to its importer): that module re-exports hono's ESM entry.
+  const hono = join(ROOT, 'node_modules', 'hono', 'dist', 'index.js');
+  if (!existsSync(hono)) throw new Error(`the hono package is not installed (node_modules/hono/dist/index.js): \`npm ci\` installs hono ${PINNED.hono ?? ''}`);
+  for (const file of moduleClosure([hono])) modules.push([relative(ROOT, file), `esModule = ${embed(file)}`]);
+  modules.push(['test/runtimes/hono', `esModule = ${JSON.stringify("export * from '../../node_modules/hono/dist/index.js';")}`]);
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [(name = "main", worker = .worker)],
@@ -200,7 +194,6 @@ ${modules.map(([name, body]) => `    (name = ${JSON.stringify(name)}, ${body})`)
   ],
   compatibilityDate = ${JSON.stringify(COMPATIBILITY_DATE)},
   compatibilityFlags = ${JSON.stringify(COMPATIBILITY_FLAGS)},
-  bindings = [(name = "FEATURES", json = ${JSON.stringify(JSON.stringify({ hono: HONO }))})]
 );
 `;
   const path = join(dir, 'config.capnp');
@@ -289,15 +282,17 @@ let bunPort: Promise<number>;
 let denoPort: Promise<number>;
 
 beforeAll(() => {
-  if (!existsSync(join(DIST, 'index.js'))) throw new Error('dist/ is missing: build first (`npm test` runs the build; or `npx tsup`)');
-  node = runScenario('Node.js', process.execPath, [RUN, 'scenario', ...FEATURE_ARGS]);
-  bun = runScenario('Bun', bin('bun'), [RUN, 'scenario', ...FEATURE_ARGS]);
+  for (const entry of ['index.js', 'fetch.js', 'hono.js']) {
+    if (!existsSync(join(DIST, entry))) throw new Error(`dist/${entry} is missing: build first (\`npm test\` runs the build; or \`npx tsup\`)`);
+  }
+  node = runScenario('Node.js', process.execPath, [RUN, 'scenario']);
+  bun = runScenario('Bun', bin('bun'), [RUN, 'scenario']);
   // No permission at all: the scenario reads, writes and opens nothing.
-  deno = runScenario('Deno', bin('deno'), ['run', '--no-prompt', RUN, 'scenario', ...FEATURE_ARGS]);
+  deno = runScenario('Deno', bin('deno'), ['run', '--no-prompt', RUN, 'scenario']);
   workerdPort = startWorkerd();
-  bunPort = startServer('Bun.serve', bin('bun'), [RUN, 'serve', ...FEATURE_ARGS]);
+  bunPort = startServer('Bun.serve', bin('bun'), [RUN, 'serve']);
   // Only the network, only 127.0.0.1.
-  denoPort = startServer('Deno.serve', bin('deno'), ['run', '--no-prompt', '--allow-net=127.0.0.1', RUN, 'serve', ...FEATURE_ARGS]);
+  denoPort = startServer('Deno.serve', bin('deno'), ['run', '--no-prompt', '--allow-net=127.0.0.1', RUN, 'serve']);
   // Each test awaits its own; none may go unhandled meanwhile.
   for (const promise of [node, bun, deno, workerdPort, bunPort, denoPort] as Promise<unknown>[]) promise.catch(() => {});
 });
@@ -311,7 +306,7 @@ describe('the built package under other runtimes, compared with Node.js', TEST_T
   it('Node.js writes the reference transcript', async () => {
     const { runtime, transcript } = await node;
     expect(runtime).toEqual({ name: 'node', version: process.versions.node });
-    expect(transcript.entries).toEqual(['ratewarden', 'ratewarden/fetch', ...(HONO ? ['ratewarden/hono'] : [])]);
+    expect(transcript.entries).toEqual(['ratewarden', 'ratewarden/fetch', 'ratewarden/hono']);
     expect(Object.keys(transcript.strategies as object)).toEqual(['sliding-window-log', 'sliding-window-counter', 'fixed-window', 'token-bucket', 'gcra']);
     // A few decisions, so that an empty or broken transcript cannot pass by being equal everywhere.
     const log = (transcript.strategies as Record<string, { steps: { result: { allowed: boolean; retryAfter: number | string } }[] }>)['sliding-window-log'];
@@ -360,20 +355,20 @@ describe('a real HTTP server per runtime on 127.0.0.1: requests from one address
   it('Bun.serve, keyed by server.requestIP(request)', async () => {
     const replies = await expectSharedLimit(await bunPort, '/fetch/hello', FORGED_XFF);
     expect(JSON.parse(replies[1]?.body ?? '')).toEqual({ address: '127.0.0.1', key: '127.0.0.1' });
-    if (HONO) await expectSharedLimit(await bunPort, '/hono/hello', FORGED_XFF);
+    await expectSharedLimit(await bunPort, '/hono/hello', FORGED_XFF);
   });
 
   it('Deno.serve, keyed by ServeHandlerInfo.remoteAddr', async () => {
     const replies = await expectSharedLimit(await denoPort, '/fetch/hello', FORGED_XFF);
     expect(JSON.parse(replies[1]?.body ?? '')).toEqual({ address: '127.0.0.1', key: '127.0.0.1' });
-    if (HONO) await expectSharedLimit(await denoPort, '/hono/hello', FORGED_XFF);
+    await expectSharedLimit(await denoPort, '/hono/hello', FORGED_XFF);
   });
 
   it('workerd, keyed by CF-Connecting-IP (set by the socket, not by the client)', async () => {
     const forged = { 'CF-Connecting-IP': '203.0.113.9' };
     const replies = await expectSharedLimit(await workerdPort, '/fetch/hello', forged);
     expect(JSON.parse(replies[1]?.body ?? '')).toEqual({ address: '127.0.0.1', key: '127.0.0.1' });
-    if (HONO) await expectSharedLimit(await workerdPort, '/hono/hello', forged);
+    await expectSharedLimit(await workerdPort, '/hono/hello', forged);
   });
 });
 
@@ -385,7 +380,6 @@ describe('the README says what is tested where', () => {
       expect(section).toContain(`| ${runtime} | ${PINNED[name]}`);
     }
     expect(section).toContain(`compatibility date ${COMPATIBILITY_DATE} with ${COMPATIBILITY_FLAGS.map((f) => `\`${f}\``).join(' and ')}`);
-    // Once dist/hono.js is built, the scenario and the servers run it: the README must say so.
-    expect(section.includes('`ratewarden/hono` runs in each of them too'), 'README: whether ratewarden/hono is run').toBe(HONO);
+    expect(section, 'README: ratewarden/hono is run').toContain('`ratewarden/hono` runs in each of them too');
   });
 });

@@ -10,6 +10,7 @@
 // there the sweep starts with the first key tracked (src/key-table.ts, startSweeping).
 import { RateLimiter } from '../../dist/index.js';
 import { ipKey, withRateLimit } from '../../dist/fetch.js';
+import { honoServerApp } from './hono-part.mjs';
 
 /** Two requests per hour per client address, shared by every connection. */
 const limiter = new RateLimiter({ threshold: 2, windowSeconds: 3600, sweepIntervalSeconds: 60 });
@@ -27,20 +28,18 @@ function fetchRoute(request, address) {
 }
 
 /**
- * Builds the app's handler.
- * @param features - `{ hono: true }` also mounts `/hono/*`: a Hono app with `honoRateLimit`'s
- *   DEFAULT key (test/runtimes/hono-hook.mjs), which reads the address from Hono's `c.env`.
+ * Builds the app's handler: `/fetch/*` above, and `/hono/*`, a Hono app with `honoRateLimit`'s
+ * DEFAULT key (hono-part.mjs), which reads the address from Hono's `c.env`.
  * @returns `(request, { address, env }) => Promise<Response>`: `address` is the platform's client
  *   address, `env` what the platform passes as the second argument of a fetch handler (Bun's
  *   server, Deno's ServeHandlerInfo, a Worker's env), which Hono exposes as `c.env`.
  */
-export async function createHttpApp(features = {}) {
-  // HOOK ratewarden/hono: the same check through a Hono app, once dist/hono.js is built.
-  const hono = features.hono === true ? (await import('./hono-hook.mjs')).honoServerApp() : undefined;
+export function createHttpApp() {
+  const hono = honoServerApp();
   return async (request, { address, env }) => {
     const { pathname } = new URL(request.url);
     if (pathname.startsWith('/fetch/')) return fetchRoute(request, address);
-    if (hono !== undefined && pathname.startsWith('/hono/')) return hono.fetch(request, env);
+    if (pathname.startsWith('/hono/')) return hono.fetch(request, env);
     return new Response('not found', { status: 404, headers: { 'content-type': 'text/plain' } });
   };
 }

@@ -1,11 +1,10 @@
 // The command line of the runtime checks under Node.js, Bun and Deno (workerd runs worker.mjs):
 //
-//   node test/runtimes/run.mjs scenario [--hono]      prints {"runtime", "environment", "transcript"}
-//   bun test/runtimes/run.mjs serve [--hono]           (Bun or Deno) serves http-app.mjs on a free
+//   node test/runtimes/run.mjs scenario      prints {"runtime", "environment", "transcript"}
+//   bun test/runtimes/run.mjs serve           (Bun or Deno) serves http-app.mjs on a free
 //   deno run --allow-net=127.0.0.1 test/runtimes/run.mjs serve     port of 127.0.0.1, prints {"port"}
 //
-// `--hono` adds the `ratewarden/hono` part (hono-hook.mjs); the caller passes it when dist/hono.js
-// exists. A server ends itself after SERVE_SECONDS, should the test that started it not kill it.
+// A server ends itself after SERVE_SECONDS, should the test that started it not kill it.
 import { createHttpApp } from './http-app.mjs';
 import { runScenario } from './scenario.mjs';
 
@@ -14,7 +13,6 @@ const SERVE_SECONDS = 120;
 
 const { Bun, Deno } = globalThis;
 const args = Deno !== undefined ? Deno.args : globalThis.process.argv.slice(2);
-const features = { hono: args.includes('--hono') };
 
 /** Which runtime this is, and its version. */
 function runtime() {
@@ -38,10 +36,10 @@ if (args[0] === 'scenario') {
   print({
     runtime: runtime(),
     environment: { process: typeof globalThis.process, buffer: typeof globalThis.Buffer },
-    transcript: await runScenario(features),
+    transcript: await runScenario(),
   });
 } else if (args[0] === 'serve') {
-  const app = await createHttpApp(features);
+  const app = createHttpApp();
   if (Bun !== undefined) {
     // The client address: Bun's server.requestIP(request); Hono's c.env is the server.
     const server = Bun.serve({
@@ -61,5 +59,5 @@ if (args[0] === 'scenario') {
   }
   setTimeout(() => exit(0), SERVE_SECONDS * 1000);
 } else {
-  throw new Error(`usage: run.mjs scenario|serve [--hono], got ${JSON.stringify(args)}`);
+  throw new Error(`usage: run.mjs scenario|serve, got ${JSON.stringify(args)}`);
 }

@@ -3,7 +3,7 @@
 // relative names, no Node.js compatibility flag).
 //
 //   GET /scenario   the scenario's transcript, as run.mjs prints it under Node, Bun and Deno
-//   /fetch/*        http-app.mjs (and /hono/* with the FEATURES binding's `hono`)
+//   /fetch/*, /hono/*   http-app.mjs
 //
 // The client address: workerd sets no CF-Connecting-IP (Cloudflare's edge does); the socket of the
 // generated config injects `CF-Connecting-IP: 127.0.0.1` into every request it receives, replacing
@@ -11,24 +11,22 @@
 import { createHttpApp } from './http-app.mjs';
 import { runScenario } from './scenario.mjs';
 
-/** The app, built on the first request (its Hono part is imported then). */
-let app;
+/** The app, built in the Worker's global scope, as an app would build it. */
+const app = createHttpApp();
 
 export default {
   async fetch(request, env) {
-    const features = env.FEATURES ?? {};
     if (new URL(request.url).pathname === '/scenario') {
       try {
         return Response.json({
           runtime: { name: 'workerd', userAgent: navigator.userAgent },
           environment: { process: typeof globalThis.process, buffer: typeof globalThis.Buffer },
-          transcript: await runScenario(features),
+          transcript: await runScenario(),
         });
       } catch (error) {
         return new Response(error instanceof Error ? (error.stack ?? error.message) : String(error), { status: 500 });
       }
     }
-    app ??= createHttpApp(features);
-    return (await app)(request, { address: request.headers.get('cf-connecting-ip') ?? 'unknown', env });
+    return app(request, { address: request.headers.get('cf-connecting-ip') ?? 'unknown', env });
   },
 };
