@@ -53,6 +53,8 @@ const COMPATIBILITY_FLAGS = ['no_nodejs_compat', 'no_nodejs_compat_v2'];
  * addresses only, and refuses 127.0.0.1.
  */
 const OUTBOUND_ALLOW = ['local'];
+/** The capnp service of that network, the Worker's `globalOutbound`. */
+const OUTBOUND_SERVICE = `(name = "loopback", network = (allow = ${JSON.stringify(OUTBOUND_ALLOW)}))`;
 
 /** Longest life of a child process, in milliseconds. */
 const CHILD_TIMEOUT_MS = 30_000;
@@ -240,7 +242,7 @@ function workerdConfig(dir: string, store: StoreEnv): string {
   const bindings = Object.entries(store).map(([name, value]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`);
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "main", worker = .worker), (name = "loopback", network = (allow = ${JSON.stringify(OUTBOUND_ALLOW)}))],
+  services = [(name = "main", worker = .worker), ${OUTBOUND_SERVICE}],
   sockets = [(
     name = "http", address = "127.0.0.1:0", service = "main",
     http = (injectRequestHeaders = [(name = "CF-Connecting-IP", value = "127.0.0.1")])
@@ -341,8 +343,10 @@ const SHARED_THRESHOLD = 3;
 const BURST_THRESHOLD = 100;
 const BURST_PER_RUNTIME = 8;
 
-/** The environment variables the Deno server may read: the store's, and those `@upstash/redis` reads (run.mjs). */
-const STORE_ENV_NAMES = ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'STOPPABLE_REDIS_REST_URL', 'UPSTASH_DISABLE_TELEMETRY', 'UPSTASH_CONSOLE', 'VERCEL', 'AWS_REGION'];
+/** What `@upstash/redis`'s Node.js entry reads from the environment when a client is made (Deno: NotCapable without permission). */
+const UPSTASH_READS = ['UPSTASH_DISABLE_TELEMETRY', 'UPSTASH_CONSOLE', 'VERCEL', 'AWS_REGION'];
+/** The environment variables the Deno server may read: the store's (see {@link StoreEnv}), and those. */
+const STORE_ENV_NAMES = ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'STOPPABLE_REDIS_REST_URL', ...UPSTASH_READS];
 
 /** The shared store: one redis-server, and two fronts of Upstash's REST API before it (one token). */
 interface Store {
@@ -599,7 +603,7 @@ describe('ratewarden/redis over @upstash/redis: one count in one Redis for the s
 });
 
 describe('the README says what is tested where', () => {
-  it('names the pinned versions, the workerd settings and the entries not run', () => {
+  it('names the pinned versions, the workerd settings, the entries run in each server and the shared-store checks', () => {
     const section = /\n### Runtimes\n([\s\S]*?)\n## /.exec(README)?.[1] ?? '';
     expect(section, 'README: the Runtimes section').not.toBe('');
     for (const [runtime, name] of [['Bun', 'bun'], ['Deno', 'deno'], ['workerd (the runtime of Cloudflare Workers)', 'workerd']] as const) {
@@ -607,5 +611,14 @@ describe('the README says what is tested where', () => {
     }
     expect(section).toContain(`compatibility date ${COMPATIBILITY_DATE} with ${COMPATIBILITY_FLAGS.map((f) => `\`${f}\``).join(' and ')}`);
     expect(section, 'README: ratewarden/hono is run').toContain('`ratewarden/hono` runs in each of them too');
+    // ratewarden/redis: run in every server, with the numbers and the settings of this test.
+    expect(section, 'README: ratewarden/redis is run').toContain(`\`ratewarden/redis\` runs in each server too, over \`@upstash/redis\` ${PINNED['@upstash/redis']}`);
+    expect(section).not.toContain('Not run outside Node.js yet');
+    expect(section).toContain(`${SHARED_THRESHOLD} per hour per client address`);
+    expect(section).toContain(`${BURST_PER_RUNTIME} at once to each of the four servers`);
+    expect(section).toContain(`\`remaining\` ${BURST_THRESHOLD - 1} down to ${BURST_THRESHOLD - 4 * BURST_PER_RUNTIME}`);
+    expect(section.replace(/\s+/g, ' '), 'README: the network setting of the capnp config').toContain(OUTBOUND_SERVICE);
+    expect(section).toContain('`globalOutbound = "loopback"`');
+    for (const name of UPSTASH_READS) expect(section, `README: Deno's --allow-env names ${name}`).toContain(`\`${name}\``);
   });
 });
