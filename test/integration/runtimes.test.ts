@@ -402,6 +402,9 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
+  // The servers start once the store is up, which may be after the tests (a run of the README
+  // check alone): wait until every child has been spawned, so that none outlives the test.
+  await Promise.allSettled([node, bun, deno, nodePort, bunPort, denoPort, workerdPort]);
   for (const child of children) child.kill('SIGKILL');
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   const started = await store.catch(() => undefined);
