@@ -1,7 +1,9 @@
-// The app each runtime's real HTTP server runs (Bun.serve, Deno.serve, a workerd socket; see
-// serve.mjs and worker.mjs): `ratewarden/fetch` keyed by the client address as the platform
-// reports it, passed through `ipKey`. test/integration/runtimes.test.ts sends it requests from
-// 127.0.0.1, each on a new connection, and checks that they share one limit.
+// The app each runtime's real HTTP server runs (@hono/node-server under Node.js, Bun.serve,
+// Deno.serve, a workerd socket; see run.mjs and worker.mjs): `ratewarden/fetch` keyed by the
+// client address as the platform reports it, passed through `ipKey`, and `ratewarden/hono` with
+// its default key. test/integration/runtimes.test.ts sends it requests from 127.0.0.1, each on a
+// new connection, and checks that they share one limit. Under `/store/`, the shared-store part
+// (store-app.mjs): `ratewarden/redis` over `@upstash/redis`, one count for every runtime.
 //
 // The limiter is created when the module is evaluated, as an app would (on workerd, in the
 // Worker's global scope), with the default clock (`performance.now()`): the window is an hour
@@ -10,6 +12,8 @@
 // there the sweep starts with the first key tracked (src/key-table.ts, startSweeping).
 import { RateLimiter } from '../../dist/index.js';
 import { ipKey, withRateLimit } from '../../dist/fetch.js';
+import { honoServerApp } from './hono-part.mjs';
+import { storeApp } from './store-app.mjs';
 
 /** Two requests per hour per client address, shared by every connection. */
 const limiter = new RateLimiter({ threshold: 2, windowSeconds: 3600, sweepIntervalSeconds: 60 });
@@ -27,20 +31,25 @@ function fetchRoute(request, address) {
 }
 
 /**
- * Builds the app's handler.
- * @param features - `{ hono: true }` also mounts `/hono/*`: a Hono app with `honoRateLimit`'s
- *   DEFAULT key (test/runtimes/hono-hook.mjs), which reads the address from Hono's `c.env`.
+ * Builds the app's handler: `/fetch/*` above; `/hono/*`, a Hono app with `honoRateLimit`'s
+ * DEFAULT key (hono-part.mjs), which reads the address from Hono's `c.env`; `/store/*`
+ * (store-app.mjs).
+ * @param connectStore - `(env) => ({ shared, stoppable })`: the `@upstash/redis` clients of the
+ *   store part (a Worker's need its env).
+ * @param storeOptions - store-app.mjs's options (`perRequest`).
  * @returns `(request, { address, env }) => Promise<Response>`: `address` is the platform's client
  *   address, `env` what the platform passes as the second argument of a fetch handler (Bun's
- *   server, Deno's ServeHandlerInfo, a Worker's env), which Hono exposes as `c.env`.
+ *   server, Deno's ServeHandlerInfo, @hono/node-server's `{ incoming, outgoing }`, a Worker's
+ *   env), which Hono exposes as `c.env`.
  */
-export async function createHttpApp(features = {}) {
-  // HOOK ratewarden/hono: the same check through a Hono app, once dist/hono.js is built.
-  const hono = features.hono === true ? (await import('./hono-hook.mjs')).honoServerApp() : undefined;
+export function createHttpApp(connectStore, storeOptions = {}) {
+  const hono = honoServerApp();
+  const store = storeApp(connectStore, storeOptions);
   return async (request, { address, env }) => {
     const { pathname } = new URL(request.url);
     if (pathname.startsWith('/fetch/')) return fetchRoute(request, address);
-    if (hono !== undefined && pathname.startsWith('/hono/')) return hono.fetch(request, env);
+    if (pathname.startsWith('/hono/')) return hono.fetch(request, env);
+    if (pathname.startsWith('/store/')) return store(request, { address, env });
     return new Response('not found', { status: 404, headers: { 'content-type': 'text/plain' } });
   };
 }

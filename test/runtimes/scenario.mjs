@@ -2,10 +2,11 @@
 // Node.js (the reference), Bun, Deno and workerd by test/integration/runtimes.test.ts, which
 // deep-equals every runtime's transcript with Node's.
 //
-// Plain ESM with no Node.js globals (no `process`, no `Buffer`) and relative imports only, so
-// that each runtime resolves it as it is: Node, Bun and Deno from the file system, workerd from
-// the modules its generated config embeds under the same relative names. Every limiter reads an
-// injected clock (`clock`), so the transcript depends on nothing but the code.
+// Plain ESM with no Node.js globals (no `process`, no `Buffer`) and relative imports only (but
+// for `hono`, in hono-part.mjs), so that each runtime resolves it as it is: Node, Bun and Deno
+// from the file system, workerd from the modules its generated config embeds under the same
+// relative names. Every limiter reads an injected clock (`clock`), so the transcript depends on
+// nothing but the code.
 //
 // The transcript is JSON: decisions (every field of each result), headers, problem bodies, HTTP
 // statuses, header fields and bodies of the Fetch middleware, errors (class, code, message).
@@ -27,6 +28,7 @@ import {
   rateLimitProblem,
 } from '../../dist/index.js';
 import { checkRateLimit, withRateLimit } from '../../dist/fetch.js';
+import { honoScenario } from './hono-part.mjs';
 
 /** The five in-memory strategies, by the name their limiter reports. */
 const STRATEGIES = {
@@ -66,7 +68,7 @@ async function outcome(fn) {
 }
 
 /** A Fetch Response as data: status, header fields (in the order the runtime iterates them) and body text. */
-export async function responseRecord(response) {
+async function responseRecord(response) {
   return { status: response.status, headers: [...response.headers], body: await response.text() };
 }
 
@@ -390,13 +392,13 @@ async function fetchMiddleware() {
 }
 
 /**
- * The scenario. `features.hono`: also run the `ratewarden/hono` part (test/runtimes/hono-hook.mjs),
- * which needs dist/hono.js and the `hono` package; the caller says whether they exist.
+ * The scenario: the core, `ratewarden/fetch` and `ratewarden/hono` (hono-part.mjs). Not
+ * `ratewarden/redis`, whose strategies need a Redis.
  * @returns the transcript, JSON-safe.
  */
-export async function runScenario(features = {}) {
+export async function runScenario() {
   const transcript = {
-    entries: ['ratewarden', 'ratewarden/fetch'],
+    entries: ['ratewarden', 'ratewarden/fetch', 'ratewarden/hono'],
     strategies: strategies(),
     asyncAndTiers: await asyncAndTiers(),
     group: await group(),
@@ -404,15 +406,7 @@ export async function runScenario(features = {}) {
     blocks: await blocks(),
     helpers: await helpers(),
     fetch: await fetchMiddleware(),
+    hono: await honoScenario(responseRecord),
   };
-  // HOOK ratewarden/hono: runs once dist/hono.js is built (the caller checks it exists).
-  if (features.hono === true) {
-    const { honoScenario } = await import('./hono-hook.mjs');
-    transcript.entries.push('ratewarden/hono');
-    transcript.hono = await honoScenario();
-  }
-  // HOOK ratewarden/redis: not run here yet. dist/redis.js imports `crypto` and computes a random
-  // nonce when it is evaluated, which a Worker refuses at load; an Upstash (HTTP) store part is
-  // to follow once the redis entry is free of Node built-ins.
   return JSON.parse(JSON.stringify(transcript, (_key, value) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value)));
 }

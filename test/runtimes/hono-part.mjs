@@ -1,14 +1,17 @@
-// HOOK ratewarden/hono: the `ratewarden/hono` part of the runtime scenario, imported by
-// scenario.mjs and http-app.mjs only when dist/hono.js exists (test/integration/runtimes.test.ts
-// checks, and then needs the `hono` package installed). Written against the documented API:
-// `app.use('/api/*', honoRateLimit({ limiter, key }))`, the decision in `c.get('rateLimit')`.
+// The `ratewarden/hono` part of the runtime checks: a scenario (scenario.mjs records it in the
+// transcript) and the Hono app of each server's `/hono/*` (http-app.mjs). Written against the
+// documented API: `app.use('/api/*', honoRateLimit({ limiter, key }))`, the decision in
+// `c.get('rateLimit')`. `hono` is a pinned devDependency; workerd gets it as embedded modules
+// (test/integration/runtimes.test.ts, workerdConfig).
 import { Hono } from 'hono';
 import { RateLimiter } from '../../dist/index.js';
 import { honoRateLimit } from '../../dist/hono.js';
-import { responseRecord } from './scenario.mjs';
 
-/** A Hono app with a limit per `x-client` header, on an injected clock: its responses as data. */
-export async function honoScenario() {
+/**
+ * A Hono app with a limit per `x-client` header, on an injected clock: its responses as data.
+ * @param record - turns a Response into data (scenario.mjs's `responseRecord`).
+ */
+export async function honoScenario(record) {
   let now = 0;
   const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, clock: () => now });
   const app = new Hono();
@@ -25,7 +28,7 @@ export async function honoScenario() {
     [60_000, '/api/hello', 'a'],
   ]) {
     now = ms;
-    out.push(await responseRecord(await app.request(path, { headers: { 'x-client': client } })));
+    out.push(await record(await app.request(path, { headers: { 'x-client': client } })));
   }
   return out;
 }
