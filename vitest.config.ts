@@ -1,18 +1,41 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects, mirroring the two kinds of test:
+// Three projects:
 // - unit: needs no external service (no redis-server, no browser, no HTTP server of a framework);
 //   `npm run test:unit` runs it alone.
-// - integration: the tests against real services: redis-server (standalone, cluster, several
-//   processes), HTTP servers of Express, Fastify and the Fetch API on 127.0.0.1, headless
-//   Chromium, and the README's blocks (one of which talks to Redis).
-// `npm test` (the README's command) runs both.
+// - integration: the tests against real services other than Redis: HTTP servers of Express,
+//   Fastify, NestJS, Hono and the Fetch API on 127.0.0.1, Bun, Deno and workerd, headless
+//   Chromium, and the README's blocks and examples (some of which talk to Redis).
+// - redis: test/integration/redis/, against real redis-servers (standalone, cluster, several
+//   processes, proxies that delay, hang or drop). Many of these hold the library to promises in
+//   real time, which only Redis's own clock (TIME) can test: a decision reported failed after
+//   its timeout was never recorded, a timeout never ends later than it says. A busy CPU delays
+//   timers and replies alike, so these files run after the others, one at a time
+//   (`sequence.groupOrder`), on a machine the other tests have left idle.
+// unit and integration run first, in parallel, MAX_WORKERS files at a time: most of their time is
+// spent waiting on child processes and sockets, not computing, so on this project's 2-core
+// machines two workers halve their time (vitest's default there is one). `npm test` (the README's
+// command) runs all three.
+const MAX_WORKERS = 2;
+
 export default defineConfig({
   test: {
     environment: 'node',
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: MAX_WORKERS } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          exclude: ['test/integration/redis/**'],
+          maxWorkers: MAX_WORKERS,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'redis', include: ['test/integration/redis/**/*.test.ts'], maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

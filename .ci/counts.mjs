@@ -1,22 +1,22 @@
-// The test counts CI prints last: one line per run of vitest (the main version's full suite,
-// then each other Node.js line's unit project), then one plain closing line with the totals of
-// every run. Usage: node .ci/counts.mjs <main node version> <main results.json> [<results-X.Y.Z.json>...]
-// (each other run's file is named after its version). Exits 1 when a run has no tests or a file
-// is missing (a run that crashed before writing its results).
+// The test counts CI prints last: one line per run of vitest, then one plain closing line with the
+// totals of every run. Usage: node .ci/counts.mjs <dir> <name> <node version> [<name> <version>...]
+// where <dir>/<name>.json is a vitest JSON report. Exits 1 when a run has no tests or its file is
+// missing (a run that crashed before writing its results).
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { join } from 'node:path';
 
-const [mainVersion, ...files] = process.argv.slice(2);
+const [dir, ...pairs] = process.argv.slice(2);
+const SCOPES = { main: 'npm test: every project', 'full-a': 'unit and integration projects', 'full-b': 'redis project' };
 const total = { passed: 0, failed: 0, skipped: 0 };
 let ok = true;
-for (const [i, file] of files.entries()) {
-  const version = i === 0 ? mainVersion : `v${/node-(.+)\.json$/.exec(basename(file))?.[1]}`;
-  const scope = i === 0 ? 'full suite' : 'unit project';
+for (let i = 0; i + 1 < pairs.length; i += 2) {
+  const [name, version] = [pairs[i], pairs[i + 1]];
+  const scope = SCOPES[name] ?? "the built package's smoke tests";
   let r;
   try {
-    r = JSON.parse(readFileSync(file, 'utf8'));
+    r = JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8'));
   } catch (error) {
-    console.log(`node ${version}: no results (${error.code ?? error.message})`);
+    console.log(`node ${version}: no results for ${scope} (${error.code ?? error.message})`);
     ok = false;
     continue;
   }
