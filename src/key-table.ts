@@ -178,10 +178,12 @@ export class KeyTable<State> {
   /** The automatic sweep: its interval timer, the pending slice, and where the slice goes on. */
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
   /**
-   * A sweep the runtime refused to start (Cloudflare Workers forbid timers in a Worker's global
-   * scope, where a limiter is usually created): started when the first key is tracked instead.
+   * The automatic sweep where the runtime refused its timer (Cloudflare Workers forbid timers in
+   * a Worker's global scope, where a limiter is usually made, and drop those a request leaves
+   * behind): driven by decisions instead. Each new key tracked runs one slice of the pass under
+   * way, or starts a pass once `intervalMs` has passed since the last one (see {@link #drive}).
    */
-  #sweepDeferred: (() => void) | undefined;
+  #driven: { readonly intervalMs: number; due: number | undefined } | undefined;
   #sliceTimer: ReturnType<typeof setTimeout> | undefined;
   #sweepCursor: Iterator<[string, State]> | undefined;
   /** Keys dropped by the automatic sweep's current pass. */
@@ -453,7 +455,7 @@ export class KeyTable<State> {
       }
       this.#states.set(key, state);
       this.#appended?.push(key);
-      this.#sweepDeferred?.();
+      if (this.#driven !== undefined) this.#drive(now);
       if (pending?.slot === true) {
         pending.slot = false;
         this.#slots--;
@@ -506,7 +508,7 @@ export class KeyTable<State> {
       if (!result.allowed) return result;
       this.#states.set(key, fresh);
       this.#appended?.push(key);
-      this.#sweepDeferred?.();
+      if (this.#driven !== undefined) this.#drive(now);
       pending.slot = false;
       this.#slots--;
     } else {
@@ -597,12 +599,11 @@ export class KeyTable<State> {
           table.#sweepSlice(table.#states.entries(), read);
         }
       }, Math.min(intervalMs, MAX_TIMER_MS));
-    } catch (error) {
+    } catch {
       // Cloudflare Workers throw "Disallowed operation called within global scope" for a timer
-      // set while the Worker's module loads; within a request they allow it. Until the first key
-      // is tracked there is nothing to sweep: start then. Elsewhere, rethrow.
-      if (this.#states.size > 0) throw error;
-      this.#deferSweeping(intervalMs, read);
+      // set while the Worker's module loads (and a timer set within a request does not outlive
+      // it): decisions drive the sweep instead.
+      this.#driven = { intervalMs, due: undefined };
       return;
     }
     unref(timer);
@@ -610,20 +611,29 @@ export class KeyTable<State> {
   }
 
   /**
-   * Starts the sweep when the first key is tracked. A method of its own: a closure over `this`
-   * made in {@link startSweeping} would share its scope with the interval's callback, which
-   * would then hold the table strongly (an abandoned limiter would never be collected).
+   * The sweep without a timer, after a new key was tracked at `now` (a decision's clock
+   * reading): one slice of the pass under way, or, once `intervalMs` has passed since the last
+   * pass began (or since the first key), a new pass and its first slice. So a pass of N keys ends
+   * within N / 1,024 new keys, and an idle table is not swept (nor does it grow).
    */
-  #deferSweeping(intervalMs: number, read: () => number): void {
-    this.#sweepDeferred = () => {
-      this.#sweepDeferred = undefined;
-      this.startSweeping(intervalMs, read);
-    };
+  #drive(now: number): void {
+    const driven = this.#driven as { readonly intervalMs: number; due: number | undefined };
+    let cursor = this.#sweepCursor;
+    if (cursor === undefined) {
+      if (driven.due === undefined || now < driven.due) {
+        driven.due ??= now + driven.intervalMs;
+        return;
+      }
+      driven.due = now + driven.intervalMs;
+      this.#passSwept = 0;
+      cursor = this.#states.entries();
+    }
+    this.#sweepCursor = this.#sweepSteps(cursor, now);
   }
 
   /** Stops the automatic sweep, if any. Safe to call more than once. */
   stopSweeping(): void {
-    this.#sweepDeferred = undefined;
+    this.#driven = undefined;
     if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
     if (this.#sliceTimer !== undefined) clearTimeout(this.#sliceTimer);
     this.#sweepTimer = undefined;
@@ -632,6 +642,35 @@ export class KeyTable<State> {
   }
 
   /** Sweeps up to {@link SWEEP_SLICE} keys from `cursor`, then schedules the next slice. */
+  /**
+   * Sweeps up to {@link SWEEP_SLICE} keys from `cursor` at `now`: returns the cursor when the
+   * pass goes on, `undefined` when it is over (reported to `onSweep`) or ended by a failing
+   * strategy (a failing strategy fails `cleanUp()` for its caller; here, in a timer or after a
+   * decision, the pass just ends).
+   */
+  #sweepSteps(cursor: Iterator<[string, State]>, now: number): Iterator<[string, State]> | undefined {
+    for (let visited = 0; visited < SWEEP_SLICE; visited++) {
+      const next = cursor.next();
+      if (next.done === true) {
+        this.#sweeps++;
+        this.#onSweep?.({ dropped: this.#passSwept, automatic: true, keys: this.#states.size });
+        return undefined;
+      }
+      const [key, state] = next.value;
+      let cleared: boolean;
+      try {
+        cleared = this.#forgetIfClear(key, state, now);
+      } catch {
+        return undefined;
+      }
+      if (cleared) {
+        this.#swept++;
+        this.#passSwept++;
+      }
+    }
+    return cursor;
+  }
+
   #sweepSlice(cursor: Iterator<[string, State]>, read: () => number): void {
     this.#sliceTimer = undefined;
     let now: number;
@@ -642,29 +681,8 @@ export class KeyTable<State> {
       this.#sweepCursor = undefined;
       return;
     }
-    for (let visited = 0; visited < SWEEP_SLICE; visited++) {
-      const next = cursor.next();
-      if (next.done === true) {
-        this.#sweepCursor = undefined;
-        this.#sweeps++;
-        this.#onSweep?.({ dropped: this.#passSwept, automatic: true, keys: this.#states.size });
-        return;
-      }
-      const [key, state] = next.value;
-      let cleared: boolean;
-      try {
-        cleared = this.#forgetIfClear(key, state, now);
-      } catch {
-        // A failing strategy fails cleanUp() for its caller; here, in a timer, end this pass.
-        this.#sweepCursor = undefined;
-        return;
-      }
-      if (cleared) {
-        this.#swept++;
-        this.#passSwept++;
-      }
-    }
-    this.#sweepCursor = cursor;
+    this.#sweepCursor = this.#sweepSteps(cursor, now);
+    if (this.#sweepCursor === undefined) return;
     const self = new WeakRef(this);
     const slice = setTimeout(() => {
       const table = self.deref();
@@ -713,6 +731,7 @@ export class KeyTable<State> {
       states.set(key, fresh);
       this.#appended?.push(key);
       if (this.#tiered) this.#noteQuota(key, quota);
+      if (this.#driven !== undefined) this.#drive(now);
     }
     return result;
   }
@@ -896,7 +915,7 @@ export class KeyTable<State> {
   /** Warns once when many keys are tracked with nothing to bound them. */
   #warnUnbounded(): void {
     this.#warned = true;
-    if (this.#maxKeys !== Infinity || this.#sweepTimer !== undefined || this.#sweepDeferred !== undefined || this.#cleaned) return;
+    if (this.#maxKeys !== Infinity || this.#sweepTimer !== undefined || this.#driven !== undefined || this.#cleaned) return;
     const message =
       `ratewarden: a RateLimiter tracks ${WARN_KEYS} keys with no bound: call cleanUp() ` +
       'periodically, or set sweepIntervalSeconds or maxKeys';

@@ -74,7 +74,10 @@ export interface RateLimiterOptions<State = unknown> extends QuotaOptions {
    * timer stops), are clamped below 2^31 − 1 ms, and are stopped by `close()` or
    * `[Symbol.dispose]()`. No timer is started for a store (it expires what it keeps). Where
    * the runtime refuses a timer at construction (Cloudflare Workers, for a limiter created in a
-   * Worker's global scope), the sweep starts when the first key is tracked, inside a request.
+   * Worker's global scope; they also drop the timers a request leaves behind), decisions drive
+   * the sweep instead, with no timer: each new key tracked sweeps one slice of the pass under
+   * way, and a pass starts at the first new key once this interval has passed since the last
+   * one began.
    *
    * A finite number of at least 0.001. Off by default: timers in a library surprise tests that
    * run all fake timers.

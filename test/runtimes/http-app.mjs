@@ -9,7 +9,7 @@
 // Worker's global scope), with the default clock (`performance.now()`): the window is an hour
 // and nothing waits, so the test does not depend on timing. It sweeps (`sweepIntervalSeconds`),
 // as a long-lived server's limiter should: workerd forbids timers in a Worker's global scope, so
-// there the sweep starts with the first key tracked (src/key-table.ts, startSweeping).
+// there decisions drive the sweep (src/key-table.ts, #drive; test/unit/sweep-without-timers.test.ts).
 import { RateLimiter } from '../../dist/index.js';
 import { ipKey, withRateLimit } from '../../dist/fetch.js';
 import { honoServerApp } from './hono-part.mjs';
