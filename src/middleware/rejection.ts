@@ -97,11 +97,15 @@ export function problemBody(result: RateLimitResult): EncodedBody {
 
 /**
  * @internal Encodes what `onRejected` returned: `undefined` or `null` → no body; a string →
- * `text/plain; charset=utf-8`; anything else → JSON (`application/json`).
+ * `text/plain; charset=utf-8`; anything else → JSON (`application/json`), but no body for what
+ * JSON cannot encode (a symbol, a function).
  * @throws what `JSON.stringify` throws (a `TypeError` for a cycle or a `BigInt`).
  */
 export function encodeBody(value: unknown): EncodedBody {
   if (value === undefined || value === null) return { body: undefined, contentType: undefined };
   if (typeof value === 'string') return { body: value, contentType: 'text/plain; charset=utf-8' };
-  return { body: JSON.stringify(value), contentType: 'application/json' };
+  // JSON has no encoding of a symbol or a function (JSON.stringify returns undefined): no body.
+  const json = JSON.stringify(value) as string | undefined;
+  if (json === undefined) return { body: undefined, contentType: undefined };
+  return { body: json, contentType: 'application/json' };
 }

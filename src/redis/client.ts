@@ -113,6 +113,14 @@ function nodeRedisConnected(c: Record<string, unknown>): () => boolean {
   let seenReady = false;
   let closedAtEpoch = 0;
   const epoch = (): number => (typeof c.socketEpoch === 'number' ? c.socketEpoch : 0);
+  // node-redis emits 'end' when the client is closed (close(), quit(), destroy()), not while it
+  // reconnects: a client closed and connected again with no decision in between connects anew.
+  if (typeof c.on === 'function') {
+    (c.on as (event: string, listener: () => void) => unknown).call(c, 'end', () => {
+      seenReady = false;
+      closedAtEpoch = epoch();
+    });
+  }
   return () => {
     if (c.isReady === true) {
       seenReady = true;
@@ -159,6 +167,9 @@ export function toRedisAdapter(client: unknown): RedisAdapter {
   if (c.ratewardenAdapter === true && typeof c.evalSha === 'function' && typeof c.eval === 'function') {
     adapter = client as RedisAdapter;
   } else if (isUpstashClient(c)) {
+    if (isUpstashPipeline(c)) {
+      throw typeError('client', 'an @upstash/redis client, not one of its pipelines or transactions (`pipeline()`, `multi()`)', client);
+    }
     // Before ioredis: both have a lowercase `evalsha`, with different arguments.
     adapter = upstashAdapter(client as UpstashLike, c);
   } else if (typeof c.evalsha === 'function' && typeof c.eval === 'function') {
@@ -218,6 +229,15 @@ function isUpstashClient(c: Record<string, unknown>): boolean {
 }
 
 /**
+ * Whether `c`, recognised as Upstash's, is its client rather than one of its `pipeline()` or
+ * `multi()` objects, which have the same commands but queue them (each returns the pipeline, not
+ * a promise) until `exec()`: only the client has `pipeline`.
+ */
+function isUpstashPipeline(c: Record<string, unknown>): boolean {
+  return typeof c.pipeline !== 'function';
+}
+
+/**
  * Whether an `@upstash/redis` client may send a request again: it retries a request whose
  * `fetch` failed (a network error, after which the server may have run the command), `retries`
  * times (default 5) — and once even with `retry: false`, which 1.39.0 reads as one retry without
@@ -242,6 +262,10 @@ function withoutCommand(error: unknown): never {
   if (error instanceof Error) {
     const at = error.message.indexOf(', command was: ');
     if (at !== -1) error.message = error.message.slice(0, at);
+    // A gateway's error reply with no `error` text (`{}`, `{"error":null}`) reads "undefined".
+    if (error.message === 'undefined' || error.message === 'null' || error.message === '') {
+      error.message = `the server answered an error without a message (its \`error\` field: ${error.message === '' ? 'empty' : error.message})`;
+    }
   }
   throw error;
 }

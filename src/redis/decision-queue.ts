@@ -30,8 +30,9 @@
  *
  * **A disconnected client fails fast.** While the client is known to be disconnected (the
  * adapter's `connected()` is `false`: node-redis or ioredis reconnecting), a new unit fails at
- * once by its limits' failure policies with a `RateWardenRedisUnavailableError`, never queued;
- * and a queued unit whose turn to be sent comes then fails the same way, unsent (the link's
+ * once by its limits' failure policies with a `RateWardenRedisUnavailableError`, never queued,
+ * and takes with it every unit still queued on the client (unsent: behind the handshake or the
+ * calls in flight); a queued unit whose turn to be sent comes then fails the same way, unsent (the link's
  * `run` checks before each call), rather than waiting in the client's offline queue until its
  * deadline. One check per unit and per call: a property read on the client.
  *
@@ -341,8 +342,17 @@ export class DecisionQueue {
   #submit(unit: Unit): void {
     const link = this.#link;
     if (!link.connected()) {
-      // The client is known to be disconnected: the unit fails now, by its policy, unqueued.
-      this.#fail(unit, new RateWardenRedisUnavailableError(), undefined);
+      // The client is known to be disconnected: the unit fails now, by its policy, unqueued; and
+      // so do the units still queued here (never sent: behind the handshake, or behind the calls
+      // in flight), which would otherwise wait for Redis or their timeout.
+      const error = new RateWardenRedisUnavailableError();
+      this.#fail(unit, error, undefined);
+      this.#eachSlot((slot) => {
+        for (let i = slot.head; i < slot.queue.length; i++) {
+          const u = slot.queue[i] as Unit;
+          if (u.state === QUEUED) this.#fail(u, error, slot);
+        }
+      });
       return;
     }
     const timed = unit.timeoutMs !== Infinity;

@@ -24,9 +24,12 @@ const checked = new WeakSet<object>();
  * @param className - the strategy's class, for the message.
  */
 export function warnIfNoErrorListener(client: unknown, className: string): void {
-  if (client === null || typeof client !== 'object' || checked.has(client)) return;
-  checked.add(client);
+  if (client === null || typeof client !== 'object') return;
   const c = client as Record<string, unknown>;
+  // node-redis's `withTypeMapping()` / `withCommandOptions()` proxies of one client share its
+  // `_self`: one client, one warning.
+  const identity = c._self !== null && typeof c._self === 'object' ? c._self : client;
+  if (checked.has(identity)) return;
   if (c.ratewardenAdapter === true || typeof c.listenerCount !== 'function') return;
   let count: unknown;
   try {
@@ -48,6 +51,9 @@ export function warnIfNoErrorListener(client: unknown, className: string): void 
       'node-redis emits "error" on every connection error (Redis restarting, a network drop), and Node.js throws ' +
       'an "error" event that has no listener: the process crashes on the first one, before any failure policy (onFailure) can act.';
   } else return;
+  // Marked only once warned: a client that had a listener is looked at again by the next
+  // strategy (its listener may have been removed since).
+  checked.add(identity);
   const message =
     `ratewarden: the ${kind} given to ${className} has no 'error' listener. ${without} ` +
     "Attach one before connecting, such as client.on('error', (error) => logger.warn(error)).";

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter, type RateLimitResult } from '../../../src/index.js';
 import { RedisGCRA, RedisSlidingWindowLog, type RedisAdapter, type RedisFailurePolicy } from '../../../src/redis/index.js';
@@ -141,6 +142,11 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connectClient) => {
         const limiter = new RateLimiter({ threshold: 100, windowSeconds: 3600, strategy });
         const decisions: { key: string; issued: number; settled?: number; outcome?: Outcome }[] = [];
         const all: Promise<void>[] = [];
+        // How late this process ran its timers meanwhile (a busy machine, a collection): a
+        // decision cannot settle before its timer runs, so that lateness is allowed on top of the
+        // bound below; waiting for a delayed reply (up to maxUp ms) is not.
+        const lag = monitorEventLoopDelay({ resolution: 10 });
+        lag.enable();
         const start = performance.now();
         let n = 0;
         while (performance.now() - start < 1500 && n < 600) {
@@ -158,6 +164,8 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connectClient) => {
           await sleep(rand() * 15);
         }
         await Promise.all(all);
+        lag.disable();
+        const lagMs = lag.max / 1e6;
         await sleep(maxUp + maxDown + 300); // everything in the proxy has reached Redis
         const bad: string[] = [];
         let slowest = { ms: 0, key: '' };
@@ -180,7 +188,7 @@ describe.each(FAULT_CLIENTS)('with %s', (name, connectClient) => {
           if (!reportedFailed && o.r.allowed && !exists) bad.push(`${d.key}: allowed but not recorded`);
         }
         expect(bad).toEqual([]);
-        expect(slowest.ms).toBeLessThan(50 + 30);
+        expect(slowest.ms, `the slowest decision (${slowest.key}), with timers up to ${Math.round(lagMs)} ms late`).toBeLessThan(50 + 30 + lagMs);
       } finally {
         await own.close();
         await proxy.close();
