@@ -120,9 +120,13 @@ export interface HonoRateLimitOptions extends RateLimitMiddlewareOptions<Context
    * - another value (an object, an array, a number…): a 429 with JSON (`application/json`);
    * - `undefined` or `null`: an empty 429.
    *
+   * Where this says 429, a request refused only because a limit's store could not be reached
+   * (`result.degraded === 'fail-closed'`: see `rateLimitProblem`) gets a 503 instead.
+   *
    * Headers set earlier in the chain (`c.header()` of a middleware before this one) are kept.
    * If it throws or rejects, the error goes to Hono's `app.onError`.
    * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json`, status 429
+   *   (503, "Rate limit store unavailable", for a store failure)
    */
   readonly onRejected?: (c: Context, result: RateLimitResult) => unknown;
   /**
@@ -156,7 +160,9 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   left as it is).
  * - **Refused**: sets the context variable and answers 429 (see `onRejected`) with the headers
  *   and `Retry-After` (whole seconds, at least 1; absent when the cost exceeds the limit); the
- *   rest of the chain is not called.
+ *   rest of the chain is not called. A request refused only because a limit's store could not
+ *   be reached (`result.degraded === 'fail-closed'`, under `onFailure: 'fail-closed'`) is
+ *   answered **503** instead, with the problem "Rate limit store unavailable".
  * - **Shadow** (`mode: 'shadow'`): every request is decided, recorded and set in the context
  *   variable, none is refused (see `mode`).
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error — or there is
