@@ -85,7 +85,10 @@ export interface HonoRateLimitOptions extends RateLimitMiddlewareOptions<Context
    *     being Bun's server;
    *   - Deno (`Deno.serve(app.fetch)`): `c.env.remoteAddr.hostname`;
    *   - Cloudflare Workers (`navigator.userAgent` is `"Cloudflare-Workers"`): the
-   *     `CF-Connecting-IP` header, which Cloudflare sets.
+   *     `CF-Connecting-IP` header, which Cloudflare's edge sets. That header is trustworthy
+   *     **only behind Cloudflare's edge**: self-hosted workerd and `wrangler dev` report the
+   *     same `navigator.userAgent` but pass a `CF-Connecting-IP` sent by the client through
+   *     unchanged (any client can pick its own key): pass `key` there.
    *
    *   Elsewhere (another runtime or adapter, `app.request()` in tests, a Unix socket) there is
    *   none, and each request takes the error path with a `RateWardenTypeError` naming `key`:
@@ -284,7 +287,9 @@ function addMissingHeaders(c: Context, headers: Record<string, string>): void {
 
 /**
  * The default key's client address: read from what the runtime handed Hono as `c.env` (or,
- * on Cloudflare Workers, the header Cloudflare sets), never from a header a client writes.
+ * on Cloudflare Workers, the header Cloudflare's edge sets; self-hosted workerd and `wrangler
+ * dev` look the same from here but pass a client's own header through, hence the docs' advice
+ * to pass `key` there), never from a header a client writes elsewhere.
  * @throws {RateWardenTypeError} naming `key` where the runtime gives no address; naming the
  *   source where a known runtime gave none for this request.
  */
@@ -294,7 +299,7 @@ function clientAddress(c: Context): string {
     return address(
       'CF-Connecting-IP',
       c.req.header('cf-connecting-ip'),
-      "the client address Cloudflare sets (the default `key` on Cloudflare Workers; a Worker with no Cloudflare network in front, as under a local workerd, gets none: pass `key`)",
+      "the client address Cloudflare's edge sets (the default `key` on Cloudflare Workers; trustworthy only behind Cloudflare's edge: on self-hosted workerd or `wrangler dev` a client may send its own, so pass `key` there)",
     );
   }
   const env: unknown = c.env;

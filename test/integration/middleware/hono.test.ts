@@ -413,7 +413,7 @@ describe('the default key: the client address, where the runtime gives one', () 
     vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
     expect(await keyFor({ KV: {} }, headers)).toBe('2001:db8:1:2::/64');
     const missing = await keyFor({});
-    expect((missing as Error).message).toMatch(/^Expected `CF-Connecting-IP` to be the client address Cloudflare sets .*got `undefined` \(undefined\)$/);
+    expect((missing as Error).message).toMatch(/^Expected `CF-Connecting-IP` to be the client address Cloudflare's edge sets .*got `undefined` \(undefined\)$/);
   });
 });
 
