@@ -14,6 +14,9 @@
 // Refunds follow the end of the response, after the client may already hold it: the test waits
 // for them through `settle`, the shared path's one step after the response, wrapped below to
 // record each call (observation only: what it does is unchanged).
+//
+// Why one file of about 600 lines: one feature, and `describe.each(fixtures)` runs the same cases
+// against every framework's server, the fixtures side by side so that they stay alike.
 import 'reflect-metadata';
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -10,6 +10,9 @@
 // The default key on Bun, Deno and Cloudflare Workers is tested here through `app.request()` with
 // the runtime's globals and `c.env` as that runtime sets them (these tests run in Node.js); the
 // real runtimes serve a Hono app in test/runtimes/.
+//
+// Why one file of about 470 lines: one feature, the Hono integration's own behaviour (one test
+// file per feature); what it shares with the other adapters already lives in the contract suite.
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
