@@ -180,7 +180,11 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   handler that throws is failed: `app.onError` answers it and sets `c.error`.
  *
  * @param options - {@link HonoRateLimitOptions}; `limiter` is required.
- * @returns a Hono `MiddlewareHandler`, for `app.use(…)` or a route.
+ * @returns a Hono `MiddlewareHandler`, for `app.use(…)` or a route, typed with
+ *   `{ Variables: RateLimitVariables }` so that the handlers after it read `c.get('rateLimit')`
+ *   typed (`RateLimitResult | undefined`) without declaring it on the app. With another
+ *   `variable` name, `c.get('rateLimit')` stays `undefined` (as its type allows): declare the
+ *   name you chose on the app.
  * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object or has a key
  *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
  *   when one is close, the option meant), `limiter` is not a RateLimiter or RateLimitGroup, a
@@ -194,7 +198,7 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   of policies than it has limits, `ipv6Subnet` is not an integer from 1 to 128, `variable` is
  *   the empty string, or both `skipSuccessfulRequests` and `skipFailedRequests` are `true`.
  */
-export function honoRateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+export function honoRateLimit(options: HonoRateLimitOptions): MiddlewareHandler<{ Variables: RateLimitVariables }> {
   const config = checkOptions<Context>(options, OPTIONS, clientAddress);
   const onRejected = optionalFunction('onRejected', options.onRejected);
   const variable = optionalLabel('variable', options.variable) ?? DEFAULT_VARIABLE;

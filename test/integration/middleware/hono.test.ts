@@ -217,6 +217,12 @@ describe('honoRateLimit in a Hono app served by @hono/node-server', () => {
     // Typed as what it holds: unset (undefined) where the middleware decided nothing (as c.get's
     // type in decisionHandler).
     expectTypeOf<RateLimitVariables['rateLimit']>().toEqualTypeOf<RateLimitResult | undefined>();
+    // The middleware's own type carries the variable: a route after it reads it typed, in an app
+    // that declares no Variables.
+    new Hono().get('/typed', honoRateLimit({ limiter: limiter(), key: apiKey }), (c) => {
+      expectTypeOf(c.get('rateLimit')).toEqualTypeOf<RateLimitResult | undefined>();
+      return c.text('typed');
+    });
     const decision = await decisionOf(await get('/basic', { 'x-api-key': 'variable' }));
     expect(decision).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 60 });
     // A custom name, and the default one left alone.
