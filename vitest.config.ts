@@ -3,9 +3,13 @@ import { defineConfig } from 'vitest/config';
 // Three projects:
 // - unit: needs no external service (no redis-server, no browser, no HTTP server of a framework);
 //   `npm run test:unit` runs it alone.
-// - integration: the tests against real services other than Redis: HTTP servers of Express,
-//   Fastify, NestJS, Hono and the Fetch API on 127.0.0.1, Bun, Deno and workerd, headless
-//   Chromium, and the README's blocks and examples (some of which talk to Redis).
+// - integration: the tests against real services, where Redis is not the subject: HTTP servers
+//   of Express, Fastify, NestJS, Hono and the Fetch API on 127.0.0.1, Bun, Deno and workerd,
+//   headless Chromium, and the README's blocks and examples. Several start a redis-server of
+//   their own all the same: the HTTP contract (a stopped one, for store failures), the
+//   middleware's store-failure test (one killed and restarted), the runtimes test (behind the
+//   Upstash fronts), the login recipe, and the README's Redis blocks. None checks how closely
+//   the strategies keep their timeouts in real time, which is what sets the next project apart.
 // - redis: test/integration/redis/, against real redis-servers (standalone, cluster, several
 //   processes, proxies that delay, hang or drop). Many of these hold the library to promises in
 //   real time, which only Redis's own clock (TIME) can test: a decision reported failed after

@@ -9,6 +9,10 @@
  * its own errors, `name` is the built-in class's (`"TypeError"`, `"RangeError"`, `"Error"`) and
  * `code` tells them apart.
  *
+ * Why one file of about 460 lines (most of it TSDoc): one registry of codes, its error classes
+ * and the message helpers must agree on every code and message form, and a reader looking for
+ * what ratewarden can throw finds all of it here; nothing in it depends on anything else.
+ *
  * @module
  */
 /** Stable error codes carried by the `code` property of every error ratewarden throws. */
@@ -41,7 +45,8 @@ export const ErrorCode = {
   RedisCommand: 'ERR_RATEWARDEN_REDIS_COMMAND',
   /**
    * The Redis client was known to be disconnected (node-redis reconnecting after it had been
-   * ready; ioredis `reconnecting`, `close` or `end`), so the decision was neither queued nor sent
+   * ready; ioredis `reconnecting`, `close` or `end`, or `connecting` again after a lost or failed
+   * connection attempt), so the decision was neither queued nor sent
    * and failed at once, through the strategy's failure policy (a
    * {@link RateWardenRedisUnavailableError}).
    */
@@ -196,8 +201,9 @@ export class RateWardenRedisCommandError extends Error {
  * The error of a decision that was not sent because the Redis client was known to be
  * disconnected when it was made (code {@link ErrorCode.RedisUnavailable}): a node-redis client
  * reconnecting after it had been ready, an ioredis client or cluster whose `status` is
- * `"reconnecting"`, `"close"` or `"end"`, or a `RedisAdapter` whose `connected()` returned
- * `false`. Rather than wait in the client's offline queue for `timeoutSeconds`, the decision
+ * `"reconnecting"`, `"close"` or `"end"`, or `"connecting"` again after a lost or failed
+ * connection attempt (its `retryAttempts` above 0; a new client's first `"connecting"` is not
+ * failed), or a `RedisAdapter` whose `connected()` returned `false`. Rather than wait in the client's offline queue for `timeoutSeconds`, the decision
  * fails at once through the strategy's `onFailure` (it rejects with this error under
  * `"throw"`); nothing of it reached Redis. Exported by `ratewarden/redis`.
  */

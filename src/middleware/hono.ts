@@ -85,7 +85,10 @@ export interface HonoRateLimitOptions extends RateLimitMiddlewareOptions<Context
    *     being Bun's server;
    *   - Deno (`Deno.serve(app.fetch)`): `c.env.remoteAddr.hostname`;
    *   - Cloudflare Workers (`navigator.userAgent` is `"Cloudflare-Workers"`): the
-   *     `CF-Connecting-IP` header, which Cloudflare sets.
+   *     `CF-Connecting-IP` header, which Cloudflare's edge sets. That header is trustworthy
+   *     **only behind Cloudflare's edge**: self-hosted workerd and `wrangler dev` report the
+   *     same `navigator.userAgent` but pass a `CF-Connecting-IP` sent by the client through
+   *     unchanged (any client can pick its own key): pass `key` there.
    *
    *   Elsewhere (another runtime or adapter, `app.request()` in tests, a Unix socket) there is
    *   none, and each request takes the error path with a `RateWardenTypeError` naming `key`:
@@ -120,9 +123,13 @@ export interface HonoRateLimitOptions extends RateLimitMiddlewareOptions<Context
    * - another value (an object, an array, a number…): a 429 with JSON (`application/json`);
    * - `undefined` or `null`: an empty 429.
    *
+   * Where this says 429, a request refused only because a limit's store could not be reached
+   * (`result.degraded === 'fail-closed'`: see `rateLimitProblem`) gets a 503 instead.
+   *
    * Headers set earlier in the chain (`c.header()` of a middleware before this one) are kept.
    * If it throws or rejects, the error goes to Hono's `app.onError`.
    * @default an RFC 9457 problem (`rateLimitProblem`) as `application/problem+json`, status 429
+   *   (503, "Rate limit store unavailable", for a store failure)
    */
   readonly onRejected?: (c: Context, result: RateLimitResult) => unknown;
   /**
@@ -156,7 +163,9 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   left as it is).
  * - **Refused**: sets the context variable and answers 429 (see `onRejected`) with the headers
  *   and `Retry-After` (whole seconds, at least 1; absent when the cost exceeds the limit); the
- *   rest of the chain is not called.
+ *   rest of the chain is not called. A request refused only because a limit's store could not
+ *   be reached (`result.degraded === 'fail-closed'`, under `onFailure: 'fail-closed'`) is
+ *   answered **503** instead, with the problem "Rate limit store unavailable".
  * - **Shadow** (`mode: 'shadow'`): every request is decided, recorded and set in the context
  *   variable, none is refused (see `mode`).
  * - **Error** (`key`, `skip` or `cost` throws, the limiter rejects — a store error — or there is
@@ -171,7 +180,11 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   handler that throws is failed: `app.onError` answers it and sets `c.error`.
  *
  * @param options - {@link HonoRateLimitOptions}; `limiter` is required.
- * @returns a Hono `MiddlewareHandler`, for `app.use(…)` or a route.
+ * @returns a Hono `MiddlewareHandler`, for `app.use(…)` or a route, typed with
+ *   `{ Variables: RateLimitVariables }` so that the handlers after it read `c.get('rateLimit')`
+ *   typed (`RateLimitResult | undefined`) without declaring it on the app. With another
+ *   `variable` name, `c.get('rateLimit')` stays `undefined` (as its type allows): declare the
+ *   name you chose on the app.
  * @throws {RateWardenTypeError} (a `TypeError`) when `options` is not an object or has a key
  *   that is not one of its options (code `ERR_RATEWARDEN_UNKNOWN_OPTION`, naming the key and,
  *   when one is close, the option meant), `limiter` is not a RateLimiter or RateLimitGroup, a
@@ -185,7 +198,7 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  *   of policies than it has limits, `ipv6Subnet` is not an integer from 1 to 128, `variable` is
  *   the empty string, or both `skipSuccessfulRequests` and `skipFailedRequests` are `true`.
  */
-export function honoRateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+export function honoRateLimit(options: HonoRateLimitOptions): MiddlewareHandler<{ Variables: RateLimitVariables }> {
   const config = checkOptions<Context>(options, OPTIONS, clientAddress);
   const onRejected = optionalFunction('onRejected', options.onRejected);
   const variable = optionalLabel('variable', options.variable) ?? DEFAULT_VARIABLE;
@@ -278,7 +291,9 @@ function addMissingHeaders(c: Context, headers: Record<string, string>): void {
 
 /**
  * The default key's client address: read from what the runtime handed Hono as `c.env` (or,
- * on Cloudflare Workers, the header Cloudflare sets), never from a header a client writes.
+ * on Cloudflare Workers, the header Cloudflare's edge sets; self-hosted workerd and `wrangler
+ * dev` look the same from here but pass a client's own header through, hence the docs' advice
+ * to pass `key` there), never from a header a client writes elsewhere.
  * @throws {RateWardenTypeError} naming `key` where the runtime gives no address; naming the
  *   source where a known runtime gave none for this request.
  */
@@ -288,7 +303,7 @@ function clientAddress(c: Context): string {
     return address(
       'CF-Connecting-IP',
       c.req.header('cf-connecting-ip'),
-      "the client address Cloudflare sets (the default `key` on Cloudflare Workers; a Worker with no Cloudflare network in front, as under a local workerd, gets none: pass `key`)",
+      "the client address Cloudflare's edge sets (the default `key` on Cloudflare Workers; trustworthy only behind Cloudflare's edge: on self-hosted workerd or `wrangler dev` a client may send its own, so pass `key` there)",
     );
   }
   const env: unknown = c.env;

@@ -1,11 +1,12 @@
 /**
  * The rejection path the framework middleware (`ratewarden/express`, `ratewarden/fastify`,
- * `ratewarden/fetch`) share: the status (429, or 503 when a store failure refused the request),
- * the user's `onRejected` or the default RFC 9457 problem body, the encoding of what `onRejected` returned, the `Content-Type` (only where none is
- * set) and the send. Each framework reaches its own response through a {@link RejectionResponse}.
+ * `ratewarden/fetch`, `ratewarden/hono`) share: the status (429, or 503 when a store failure
+ * refused the request), the user's `onRejected` or the default RFC 9457 problem body, the
+ * encoding of what `onRejected` returned, the `Content-Type` (only where none is set) and the
+ * send. Each framework reaches its own response through a {@link RejectionResponse}.
  *
- * Framework-free and free of `node:` imports, so that `ratewarden/fetch` runs in workers and
- * edge runtimes.
+ * Framework-free and free of `node:` imports, so that `ratewarden/fetch` and `ratewarden/hono`
+ * run in workers and edge runtimes.
  *
  * @module
  */
@@ -16,7 +17,7 @@ import { PROBLEM_CONTENT_TYPE } from './common.js';
 /**
  * @internal What the rejection path needs of one framework's response: each member a line or
  * two in the framework's file. `Out` is what the middleware ends with once the request is
- * answered: Express's `res`, Fastify's `reply`, a Fetch `Response`.
+ * answered: Express's `res`, Fastify's `reply`, a Fetch (or Hono's) `Response`.
  */
 export interface RejectionResponse<Out> {
   /** Sets the status code (429 or 503). Called first, before `onRejected`, which sees it. */

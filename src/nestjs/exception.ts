@@ -21,6 +21,10 @@ import type { RateLimitResult } from '../result.js';
  * sends as JSON (`application/json`); its `message` is the problem's `detail`. The rate-limit
  * header fields, with `Retry-After`, are set on the response before it is thrown. Tell the two
  * apart with `getStatus()` or `result`.
+ *
+ * Despite its name, it is also thrown, with status 503, for a store outage, where the client
+ * exceeded no limit: a filter that catches it (to log abuse, say) should check
+ * `getStatus() === 429` before blaming the client.
  */
 export class RateLimitExceededException extends HttpException {
   /** The refused decision (a `GroupResult`, one result per limit of the route). */

@@ -83,7 +83,8 @@ export class RateWardenGuard implements CanActivate {
   /**
    * Decides the request (see the class).
    * @returns `true` when the request may go on.
-   * @throws {RateLimitExceededException} when the request is refused.
+   * @throws {RateLimitExceededException} when the request is refused: status 429, or 503 when
+   *   only a store failure refused it (`degraded: "fail-closed"`).
    * @throws what deciding threw (unless `onError` allowed the request), or what `onError` threw.
    */
   async canActivate(context: ExecutionContext): Promise<boolean> {

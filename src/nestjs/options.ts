@@ -110,7 +110,8 @@ export interface RateWardenModuleOptions<Req = unknown, Res = unknown> extends C
     context: ExecutionContext,
   ) => RateLimitPolicy | readonly RateLimitPolicy[];
   /**
-   * `"enforce"` refuses the requests a route's limits reject (a 429 `RateLimitExceededException`).
+   * `"enforce"` refuses the requests a route's limits reject (a 429 `RateLimitExceededException`;
+   * 503 when a store failure refused the request).
    * `"shadow"` rolls limits out safely: every request is decided and recorded as usual
    * (`allowRequest(user, { shadow: true })` on the route's group), but none is refused: the
    * route handler runs, the would-be rejection is counted in each rejecting limiter's

@@ -21,6 +21,11 @@
 // dist/index.js, fetch.js, hono.js and redis.js must be built, and `hono`, `@upstash/redis` and
 // redis-server installed. Everything starts in parallel in beforeAll (the servers once the store
 // is up); each child is killed after the tests, or after CHILD_TIMEOUT_MS.
+//
+// Why one file of about 630 lines: the three parts share one expensive setup (three runtimes'
+// children, a generated workerd config, a redis-server and two fronts, started once and in
+// parallel), which split files would each start again; vitest runs files in separate workers,
+// so they could not share it. The scripts the runtimes run are in test/runtimes/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';

@@ -41,7 +41,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { Redis as Upstash, type RedisConfigNodejs } from '@upstash/redis';
 import { Redis as Ioredis, ReplyError as IoredisReplyError } from 'ioredis';
-import type { TestClient } from './redis-server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { RedisServer, type TestClient } from './redis-server.js';
 
 /** Redis's error replies, as ioredis makes them (its typings declare the class `any`). */
 const ReplyError = IoredisReplyError as new (...args: never[]) => Error;
@@ -371,6 +372,9 @@ export async function connectUpstash(url: string, config: Partial<RedisConfigNod
   const front = await UpstashFront.start(port);
   const redis = new Upstash({ url: front.url, token: front.token, ...config });
   const raw = new Ioredis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  raw.on('error', () => {
+    // Connection errors surface through `command`.
+  });
   return {
     name: 'upstash',
     client: redis,
@@ -386,3 +390,60 @@ export async function connectUpstash(url: string, config: Partial<RedisConfigNod
 
 /** `@upstash/redis` through a front, as an entry of a `describe.each` over clients (with `CLIENTS`). */
 export const UPSTASH_CLIENT = ['upstash', (url: string) => connectUpstash(url)] as const;
+
+/** What {@link useUpstashFront} starts for a test file; read its members inside tests and hooks. */
+export interface UpstashSetup {
+  /** The redis-server behind the front. */
+  readonly server: RedisServer;
+  /** The front of Upstash's REST protocol before `server`. */
+  readonly front: UpstashFront;
+  /**
+   * An ioredis client of `server` itself (with an `error` listener, so strategies handed it do
+   * not warn), to look at or prepare what the strategies wrote, or as the reference client.
+   */
+  readonly redis: Ioredis;
+  /** A new `@upstash/redis` client of `front`, with `config` over the client's defaults. */
+  readonly upstash: (config?: Partial<RedisConfigNodejs>) => Upstash;
+}
+
+/**
+ * Registers the hooks that start a redis-server, a front before it and an ioredis client of the
+ * redis-server for a test file (`beforeAll`), and stop them (`afterAll`); call once at the file's
+ * top level. Its members throw when read before `beforeAll` ran.
+ */
+export function useUpstashFront(): UpstashSetup {
+  let started: { server: RedisServer; front: UpstashFront; redis: Ioredis } | undefined;
+  const get = (): NonNullable<typeof started> => {
+    if (started === undefined) throw new Error('useUpstashFront: read inside a test or a hook, once beforeAll ran');
+    return started;
+  };
+  let server: RedisServer | undefined;
+  let front: UpstashFront | undefined;
+  let redis: Ioredis | undefined;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    front = await UpstashFront.start(server.port);
+    redis = new Ioredis({ port: server.port, host: '127.0.0.1' });
+    redis.on('error', () => {
+      // Connection errors surface through the commands sent.
+    });
+    started = { server, front, redis };
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await front?.close();
+    await server?.stop();
+  });
+  return {
+    get server() {
+      return get().server;
+    },
+    get front() {
+      return get().front;
+    },
+    get redis() {
+      return get().redis;
+    },
+    upstash: (config = {}) => new Upstash({ url: get().front.url, token: get().front.token, ...config }),
+  };
+}

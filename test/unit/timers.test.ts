@@ -18,7 +18,8 @@ describe('afterCallbacks', () => {
       afterCallbacks(() => order.push('after'));
       void Promise.resolve().then(() => order.push('chained'));
     });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Turns of the event loop (setImmediate), no wait of real time, until the timer has run.
+    while (!order.includes('timer')) await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(['chained', 'after', 'timer']);
   });
 

@@ -1,8 +1,9 @@
 // Counting only failures (skipSuccessfulRequests) or only successes (skipFailedRequests, a custom
 // requestWasSuccessful) through real servers on 127.0.0.1, one per framework: Express, Fastify,
 // Fetch (test/support/http-server.ts's serveFetch: IncomingMessage → Request, Response →
-// ServerResponse, aborting `request.signal` when the client goes away, as runtimes do) and NestJS
-// on both platforms: what the HTTP contract (contract/contract.test.ts) does not check there —
+// ServerResponse, aborting `request.signal` when the client goes away, as runtimes do), NestJS
+// on both platforms, and Hono (served by @hono/node-server, which aborts `c.req.raw.signal` when
+// the client goes away): what the HTTP contract (contract/contract.test.ts) does not check there —
 // 200 requests in parallel, a custom requestWasSuccessful with each framework's own request and
 // response, a client that disconnects mid-response, a refund that fails. (That a success is given
 // back, a failure and a thrown handler count, and the reverse under skipFailedRequests, is the
@@ -13,10 +14,14 @@
 // Refunds follow the end of the response, after the client may already hold it: the test waits
 // for them through `settle`, the shared path's one step after the response, wrapped below to
 // record each call (observation only: what it does is unchanged).
+//
+// Why one file of about 600 lines: one feature, and `describe.each(fixtures)` runs the same cases
+// against every framework's server, the fixtures side by side so that they stay alike.
 import 'reflect-metadata';
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { Controller, Get, Module, Req, Res, type ExecutionContext, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
@@ -24,12 +29,14 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Hono, type Context } from 'hono';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiter } from '../../../src/index.js';
 import * as common from '../../../src/middleware/common.js';
 import { expressRateLimit } from '../../../src/middleware/express.js';
 import { fastifyRateLimit } from '../../../src/middleware/fastify.js';
 import { withRateLimit } from '../../../src/middleware/fetch.js';
+import { honoRateLimit } from '../../../src/middleware/hono.js';
 import { RateWardenGuard, RateWardenModule } from '../../../src/nestjs/index.js';
 import { close, listen, serveFetch } from '../../support/http-server.js';
 import { captureWarnings } from '../../support/warnings.js';
@@ -51,9 +58,11 @@ vi.mock('../../../src/middleware/common.js', async (importOriginal) => {
   };
 });
 
-/** The `x-user` of a framework's request (Express, Fastify, Fetch) or of a Nest context. */
+/** The `x-user` of a framework's request (Express, Fastify, Fetch), of a Nest or a Hono context. */
 function userOf(req: unknown): string | undefined {
   if (req instanceof Request) return req.headers.get('x-user') ?? undefined;
+  const raw = (req as { req?: { raw?: unknown } }).req?.raw;
+  if (raw instanceof Request) return raw.headers.get('x-user') ?? undefined;
   const context = req as Partial<ExecutionContext>;
   const request = (typeof context.switchToHttp === 'function' ? context.switchToHttp().getRequest<unknown>() : req) as {
     headers: Record<string, string | string[] | undefined>;
@@ -117,6 +126,11 @@ async function answer(route: string, user: string, outcome: Outcome, wait: boole
 
 interface Fixture {
   readonly name: string;
+  /**
+   * Whether a handler returns its whole response at once (Fetch, Hono): a client then goes away
+   * while the handler still works, rather than mid-body.
+   */
+  readonly wholeResponse?: true;
   start(limiters: Record<RouteName, RateLimiter>): Promise<void>;
   stop(): Promise<void>;
   /** Sends a GET of `user` to `route` asking for `outcome`. */
@@ -233,6 +247,7 @@ function fetchFixture(): Fixture {
   let base = '';
   return {
     name: 'Fetch',
+    wholeResponse: true,
     async start(limiters) {
       const key = (request: Request): string => request.headers.get('x-user') ?? 'anonymous';
       const handlerOf = (route: RouteName) => async (request: Request): Promise<Response> => {
@@ -267,8 +282,54 @@ function fetchFixture(): Fixture {
   };
 }
 
-/** Fires `gone` when the Fetch adapter saw a client go away before its response finished. */
+/**
+ * Fires `gone` when the Fetch adapter saw a client go away before its response finished, or a
+ * Hono handler saw its request's signal abort.
+ */
 const clientsGone = new EventEmitter();
+
+// --- Hono ------------------------------------------------------------------------------------
+
+function honoFixture(): Fixture {
+  let server: Server;
+  let base = '';
+  return {
+    name: 'Hono',
+    wholeResponse: true,
+    async start(limiters) {
+      const key = (c: Context): string => c.req.header('x-user') ?? 'anonymous';
+      const limited = {
+        skipSuccess: honoRateLimit({ limiter: limiters.skipSuccess, key, skipSuccessfulRequests: true }),
+        skipFailed: honoRateLimit({ limiter: limiters.skipFailed, key, skipFailedRequests: true }),
+        predicate: honoRateLimit({
+          limiter: limiters.predicate,
+          key,
+          skipSuccessfulRequests: true,
+          // Hono's context, once the chain returned (`c.res` is the response).
+          requestWasSuccessful: (c) => c.req.header('x-user') !== undefined && c.res.status < 400 && c.res.headers.get('x-login') !== 'failed',
+        }),
+      };
+      const app = new Hono();
+      for (const route of ['skipSuccess', 'skipFailed', 'predicate'] as const) {
+        app.get(`/${route}`, limited[route], async (c) => {
+          const outcome = c.req.header('x-outcome') as Outcome;
+          const wait = c.req.header('x-wait') === '1' || outcome === 'partial';
+          if (outcome === 'partial') c.req.raw.signal.addEventListener('abort', () => clientsGone.emit('gone'), { once: true });
+          const { status, failedLogin } = await answer(route, key(c), outcome, wait);
+          if (failedLogin) c.header('x-login', 'failed');
+          return c.json({ status }, status === 401 ? 401 : 200);
+        });
+      }
+      server = await new Promise<Server>((resolve) => {
+        const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started as Server));
+      });
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    stop: () => close(server),
+    request: (route, user, outcome, { wait, signal } = {}) =>
+      fetch(`${base}/${route}`, { headers: headersOf(user, outcome, wait), ...(signal ? { signal } : {}) }),
+  };
+}
 
 // --- NestJS (one application per option set: they are the module's) -------------------------
 
@@ -366,7 +427,7 @@ function nestFixture(platform: 'express' | 'fastify'): Fixture {
 
 // ---------------------------------------------------------------------------------------------
 
-const fixtures: Fixture[] = [expressFixture(), fastifyFixture(), fetchFixture(), nestFixture('express'), nestFixture('fastify')];
+const fixtures: Fixture[] = [expressFixture(), fastifyFixture(), fetchFixture(), nestFixture('express'), nestFixture('fastify'), honoFixture()];
 
 describe.each(fixtures)('$name: counting only failures, or only successes', (fixture) => {
   let limiters: Record<RouteName, RateLimiter>;
@@ -445,8 +506,8 @@ describe.each(fixtures)('$name: counting only failures, or only successes', (fix
     for (const [route, settles] of [['skipSuccess', 1], ['skipFailed', 2]] as const) {
       newGate();
       const client = new AbortController();
-      if (fixture.name === 'Fetch') {
-        // A Fetch handler returns its whole Response: go away while it is still working.
+      if (fixture.wholeResponse) {
+        // A Fetch or Hono handler returns its whole Response: go away while it is still working.
         const started = runsOf(route, user);
         const pending = fixture.request(route, user, 'partial', { signal: client.signal }).catch(() => undefined);
         while (runsOf(route, user) === started) await once(ran, 'run');
@@ -469,7 +530,6 @@ describe.each(fixtures)('$name: counting only failures, or only successes', (fix
     expect(remaining('skipSuccess', user)).toBe(4);
     expect(remaining('skipFailed', user)).toBe(2);
   });
-
 });
 
 describe('Express: a refund that fails (the store went down) never crashes the process', () => {

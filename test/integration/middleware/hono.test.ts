@@ -10,6 +10,9 @@
 // The default key on Bun, Deno and Cloudflare Workers is tested here through `app.request()` with
 // the runtime's globals and `c.env` as that runtime sets them (these tests run in Node.js); the
 // real runtimes serve a Hono app in test/runtimes/.
+//
+// Why one file of about 470 lines: one feature, the Hono integration's own behaviour (one test
+// file per feature); what it shares with the other adapters already lives in the contract suite.
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
@@ -214,6 +217,12 @@ describe('honoRateLimit in a Hono app served by @hono/node-server', () => {
     // Typed as what it holds: unset (undefined) where the middleware decided nothing (as c.get's
     // type in decisionHandler).
     expectTypeOf<RateLimitVariables['rateLimit']>().toEqualTypeOf<RateLimitResult | undefined>();
+    // The middleware's own type carries the variable: a route after it reads it typed, in an app
+    // that declares no Variables.
+    new Hono().get('/typed', honoRateLimit({ limiter: limiter(), key: apiKey }), (c) => {
+      expectTypeOf(c.get('rateLimit')).toEqualTypeOf<RateLimitResult | undefined>();
+      return c.text('typed');
+    });
     const decision = await decisionOf(await get('/basic', { 'x-api-key': 'variable' }));
     expect(decision).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 2, resetAfter: 60 });
     // A custom name, and the default one left alone.
@@ -413,7 +422,7 @@ describe('the default key: the client address, where the runtime gives one', () 
     vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
     expect(await keyFor({ KV: {} }, headers)).toBe('2001:db8:1:2::/64');
     const missing = await keyFor({});
-    expect((missing as Error).message).toMatch(/^Expected `CF-Connecting-IP` to be the client address Cloudflare sets .*got `undefined` \(undefined\)$/);
+    expect((missing as Error).message).toMatch(/^Expected `CF-Connecting-IP` to be the client address Cloudflare's edge sets .*got `undefined` \(undefined\)$/);
   });
 });
 

@@ -5,8 +5,7 @@
 // (but for the documented case of a reply that ran in time and came late); a re-sent request is
 // recorded once; late replies change nothing; no unhandled rejection.
 import { Redis, type RedisConfigNodejs } from '@upstash/redis';
-import { Redis as Ioredis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitGroup, RateLimiter, type RateLimitResult } from '../../../src/index.js';
 import {
   RateWardenRedisTimeoutError,
@@ -18,28 +17,15 @@ import {
 } from '../../../src/redis/index.js';
 import { RedisServer, countingAdapter } from '../../support/redis-server.js';
 import { failOnUnhandledRejections } from '../../support/unhandled.js';
-import { UpstashFront } from '../../support/upstash-front.js';
+import { UpstashFront, useUpstashFront } from '../../support/upstash-front.js';
 
 failOnUnhandledRejections();
 afterEach(() => {
   vi.useRealTimers();
 });
 
-let server: RedisServer;
-let front: UpstashFront;
-let raw: Ioredis;
-beforeAll(async () => {
-  server = await RedisServer.start();
-  front = await UpstashFront.start(server.port);
-  raw = new Ioredis({ port: server.port, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  raw?.disconnect();
-  await front?.close();
-  await server?.stop();
-});
-
-const upstash = (config: Partial<RedisConfigNodejs> = {}): Redis => new Redis({ url: front.url, token: front.token, ...config });
+const setup = useUpstashFront();
+const upstash = setup.upstash;
 
 const POLICIES: readonly RedisFailurePolicy[] = ['throw', 'fail-closed', 'fail-open', 'local'];
 
@@ -75,7 +61,7 @@ describe('the front down (connections refused)', () => {
   it('a client that does not retry: every policy at once, then the shared state again once it is back', async () => {
     const l = limiters(upstash({ retry: { retries: 0 } }), 'down:');
     for (const limiter of [l.throwing, l.closed, l.open, l.local]) expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: true, remaining: 2 });
-    await front.down();
+    await setup.front.down();
     try {
       await expectPolicies(l, (limiter) => limiter.allowRequest('alice'), expect.objectContaining({ message: 'fetch failed' }));
       // The local fallback enforces the limit in this process: 2 more (3 with the one above), then refused.
@@ -83,7 +69,7 @@ describe('the front down (connections refused)', () => {
       expect(more.map((r) => [r.allowed, r.degraded])).toEqual([[true, 'local'], [true, 'local'], [false, 'local']]);
       expect(l.errors.length).toBe(7);
     } finally {
-      await front.up();
+      await setup.front.up();
     }
     for (const limiter of [l.throwing, l.closed, l.open, l.local]) {
       expect(await limiter.allowRequest('alice')).toEqual({ allowed: true, remaining: 1, retryAfter: 0, limit: 3, resetAfter: 60 });
@@ -93,7 +79,7 @@ describe('the front down (connections refused)', () => {
   it('a client that retries (5 times, its default): the timeout decides first, by policy, and no retry reaches Redis', async () => {
     // A front of its own, which stays down: the client's retries (about 4 s of backoff, on timers
     // this test fakes) can only meet a closed port, whenever they run.
-    const own = await UpstashFront.start(server.port);
+    const own = await UpstashFront.start(setup.server.port);
     try {
       const l = limiters(new Redis({ url: own.url, token: own.token }), 'down-retrying:', { timeoutSeconds: 1 });
       for (const limiter of [l.throwing, l.closed, l.open, l.local]) await limiter.allowRequest('alice');
@@ -115,7 +101,7 @@ describe('the front down (connections refused)', () => {
       vi.useRealTimers();
       await own.close();
     }
-    for (const policy of POLICIES) expect(await raw.zcard(`down-retrying:${policy}:{alice}:log`)).toBe(1);
+    for (const policy of POLICIES) expect(await setup.redis.zcard(`down-retrying:${policy}:{alice}:log`)).toBe(1);
   });
 });
 
@@ -123,14 +109,14 @@ describe('the front hangs (holds every request before running it)', () => {
   it('each decision times out after timeoutSeconds of (fake) time, by policy, none waiting on another of its key', async () => {
     const l = limiters(upstash({ retry: { retries: 0 } }), 'hang:', { timeoutSeconds: 5 });
     for (const limiter of [l.throwing, l.closed, l.open, l.local]) await limiter.allowRequest('alice');
-    front.pause('before-running');
+    setup.front.pause('before-running');
     try {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       // Two decisions on one key: each gives up after its own 5 s, not 5 s after the other.
       const first = outcome(l.throwing.allowRequest('alice'));
       const second = outcome(l.throwing.allowRequest('alice'));
       const others = [l.closed, l.open, l.local].map((limiter) => limiter.allowRequest('alice'));
-      await front.whenHeld(1);
+      await setup.front.whenHeld(1);
       await vi.advanceTimersByTimeAsync(5_000);
       expect(await first).toEqual({ error: new RateWardenRedisTimeoutError(5) });
       expect(await second).toEqual({ error: new RateWardenRedisTimeoutError(5) });
@@ -141,10 +127,10 @@ describe('the front hangs (holds every request before running it)', () => {
     } finally {
       vi.useRealTimers();
       // Dropped, never run: nothing of them reaches Redis.
-      await front.down();
-      await front.up();
+      await setup.front.down();
+      await setup.front.up();
     }
-    for (const policy of POLICIES) expect(await raw.zcard(`hang:${policy}:{alice}:log`)).toBe(1);
+    for (const policy of POLICIES) expect(await setup.redis.zcard(`hang:${policy}:{alice}:log`)).toBe(1);
   });
 
   // The script's deadline is checked on Redis's clock (TIME), which fake timers cannot move: these
@@ -161,18 +147,18 @@ describe('the front hangs (holds every request before running it)', () => {
       const group = new RateLimitGroup([log, gcra]);
       if (which === 'an answered client') expect(await log.allowRequest('warm')).toMatchObject({ allowed: true });
       const sentBefore = client.calls.evalSha + client.calls.eval;
-      const settled = front.settled;
-      front.pause('before-running');
+      const settled = setup.front.settled;
+      setup.front.pause('before-running');
       const [a, b, g] = await Promise.all([log.allowRequest('alice'), gcra.allowRequest('alice'), group.allowRequest('bob')]);
       // Every call that will ever be sent has been (no EVAL follows a NOSCRIPT once its decisions
       // have failed); each reaches the front and is held there until it resumes.
       const sent = client.calls.evalSha + client.calls.eval - sentBefore;
-      await front.whenHeld(sent);
-      front.resume();
-      await front.whenSettled(settled + sent);
+      await setup.front.whenHeld(sent);
+      setup.front.resume();
+      await setup.front.whenSettled(settled + sent);
       for (const r of [a, b, ...(g?.results ?? [])]) expect(r).toMatchObject({ allowed: false, degraded: 'fail-closed' });
       expect(sent).toBeGreaterThanOrEqual(1);
-      expect(await raw.exists(`${prefix}log:{alice}:log`, `${prefix}gcra:{alice}:gcra`, `${prefix}log:{bob}:log`, `${prefix}gcra:{bob}:gcra`)).toBe(0);
+      expect(await setup.redis.exists(`${prefix}log:{alice}:log`, `${prefix}gcra:{alice}:gcra`, `${prefix}log:{bob}:log`, `${prefix}gcra:{bob}:gcra`)).toBe(0);
       expect(await group.allowRequest('bob')).toMatchObject({ allowed: true, remaining: 4 });
     },
   );
@@ -181,16 +167,16 @@ describe('the front hangs (holds every request before running it)', () => {
     const client = upstash({ retry: { retries: 1, backoff: () => 300 } });
     const limiter = new RateLimiter({ threshold: 5, windowSeconds: 60, strategy: new RedisSlidingWindowLog({ client, prefix: 'late-retry:', onFailure: 'fail-closed', timeoutSeconds: 0.05 }) });
     await limiter.peek('warm');
-    const before = front.settled;
-    await front.down();
+    const before = setup.front.settled;
+    await setup.front.down();
     const failed = limiter.allowRequest('alice');
     expect(await failed).toMatchObject({ allowed: false, degraded: 'fail-closed' });
-    await front.up();
+    await setup.front.up();
     // The client's retry, 300 ms after the refused attempt (250 ms after the decision failed),
     // reaches the front and Redis.
-    await front.whenSettled(before + 1);
-    expect(front.received.at(-1)?.commands[0]?.[0]).toBe('evalsha');
-    expect(await raw.exists('late-retry:{alice}:log')).toBe(0);
+    await setup.front.whenSettled(before + 1);
+    expect(setup.front.received.at(-1)?.commands[0]?.[0]).toBe('evalsha');
+    expect(await setup.redis.exists('late-retry:{alice}:log')).toBe(0);
   });
 });
 
@@ -200,27 +186,27 @@ describe('slow answers', () => {
     const strategy = new RedisSlidingWindowLog({ client, prefix: 'slow:', onFailure: 'fail-closed', timeoutSeconds: 0.05 });
     const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, strategy });
     await limiter.peek('warm');
-    front.slow(200);
+    setup.front.slow(200);
     try {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       const pending = [limiter.allowRequest('alice'), limiter.allowRequest('alice'), limiter.allowRequest('alice')];
-      await front.whenDelaying(1);
+      await setup.front.whenDelaying(1);
       await vi.advanceTimersByTimeAsync(50);
       for (const r of await Promise.all(pending)) expect(r).toMatchObject({ allowed: false, degraded: 'fail-closed' });
       // The replies arrive, 150 ms after the decisions failed: read for nothing.
       await vi.advanceTimersByTimeAsync(200);
     } finally {
-      front.slow(0);
+      setup.front.slow(0);
       vi.useRealTimers();
     }
     // The scripts ran in time (their replies were slow, not their start): Redis counted two and
     // refused the third — a decision reported failed though recorded, the documented case of a
     // reply slower than the allowance. The next decision asks Redis (the late refusal was not
     // cached) and reports Redis's state.
-    expect(await raw.zcard('slow:{alice}:log')).toBe(2);
-    const before = front.received.length;
+    expect(await setup.redis.zcard('slow:{alice}:log')).toBe(2);
+    const before = setup.front.received.length;
     expect(await limiter.allowRequest('alice')).toMatchObject({ allowed: false, remaining: 0 });
-    expect(front.received.length).toBe(before + 1);
+    expect(setup.front.received.length).toBe(before + 1);
   });
 });
 
@@ -237,10 +223,10 @@ describe('a re-sent request (the client retrying after a lost reply) is recorded
     const group = new RateLimitGroup([log, gcra]);
     const recorded = async (): Promise<number[]> => {
       const counts: number[] = [];
-      if (path !== 'RedisGCRA') counts.push(await raw.zcard(`${prefix}log:{u}:log`));
+      if (path !== 'RedisGCRA') counts.push(await setup.redis.zcard(`${prefix}log:{u}:log`));
       if (path !== 'RedisSlidingWindowLog') {
         // Four little-endian doubles: at, debt (ticks), threshold, window.
-        const state = await raw.getBuffer(`${prefix}gcra:{u}:gcra`);
+        const state = await setup.redis.getBuffer(`${prefix}gcra:{u}:gcra`);
         counts.push(state === null ? 0 : Math.ceil(state.readDoubleLE(8) / (WINDOW_MS * 1024)));
       }
       return counts;
@@ -266,12 +252,12 @@ describe('a re-sent request (the client retrying after a lost reply) is recorded
     await d.warmUp();
     const reported: boolean[] = [];
     for (let i = 0; i < 5; i++) {
-      const sent = front.received.length;
-      const dropped = front.dropNextReply();
+      const sent = setup.front.received.length;
+      const dropped = setup.front.dropNextReply();
       reported.push(await d.decide());
       await dropped;
       // The same request twice: the first ran, its reply lost; the second found its token.
-      const [first, again] = front.received.slice(sent);
+      const [first, again] = setup.front.received.slice(sent);
       expect(again).toEqual(first);
     }
     expect(reported).toEqual([true, true, true, false, false]);
@@ -283,11 +269,11 @@ describe('a re-sent request (the client retrying after a lost reply) is recorded
     expect(toRedisAdapter(client).resends).toBe(false);
     const d = decider('RedisSlidingWindowLog', client, 'not-resent:');
     await d.warmUp();
-    const dropped = front.dropNextReply();
+    const dropped = setup.front.dropNextReply();
     await expect(d.decide()).rejects.toThrow('fetch failed');
     await dropped;
     expect(await d.recorded()).toEqual([1]);
-    expect(front.received.at(-1)?.commands[0]?.slice(2, 5)).toEqual(['1', 'not-resent:log:{u}:log', 'd']);
+    expect(setup.front.received.at(-1)?.commands[0]?.slice(2, 5)).toEqual(['1', 'not-resent:log:{u}:log', 'd']);
   });
 });
 

@@ -11,8 +11,7 @@
 import { Redis, type RedisConfigNodejs, type Requester } from '@upstash/redis';
 import { Redis as CloudflareRedis } from '@upstash/redis/cloudflare';
 import fc from 'fast-check';
-import { Redis as Ioredis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitGroup, RateLimiter, createQuota, type Quota } from '../../../src/index.js';
 import {
   RateWardenRedisCommandError,
@@ -24,25 +23,11 @@ import {
 import type { RedisStrategy } from '../../../src/redis/redis-strategy.js';
 import { DECIDE_SHA } from '../../../src/redis/script.js';
 import type { StoreReservation } from '../../../src/store.js';
-import { RedisServer } from '../../support/redis-server.js';
-import { UpstashFront } from '../../support/upstash-front.js';
+import { useUpstashFront } from '../../support/upstash-front.js';
 
-let server: RedisServer;
-let front: UpstashFront;
-let io: Ioredis;
-beforeAll(async () => {
-  server = await RedisServer.start();
-  front = await UpstashFront.start(server.port);
-  io = new Ioredis({ port: server.port, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  io?.disconnect();
-  await front?.close();
-  await server?.stop();
-});
-
+const setup = useUpstashFront();
 /** A client of the front, with `config` over the defaults. */
-const upstash = (config: Partial<RedisConfigNodejs> = {}): Redis => new Redis({ url: front.url, token: front.token, ...config });
+const upstash = setup.upstash;
 
 /** The client's options that change what it does to requests and replies: each combination. */
 const CONFIGS: readonly Partial<RedisConfigNodejs>[] = [true, false].flatMap((automaticDeserialization) =>
@@ -52,7 +37,7 @@ const CONFIGS: readonly Partial<RedisConfigNodejs>[] = [true, false].flatMap((au
 );
 
 /** The last script call the front received: its command. */
-const lastCommand = (): readonly string[] => front.received.at(-1)?.commands.at(-1) ?? [];
+const lastCommand = (): readonly string[] => setup.front.received.at(-1)?.commands.at(-1) ?? [];
 
 describe('recognising @upstash/redis', () => {
   it.each<[string, () => object]>([
@@ -60,7 +45,7 @@ describe('recognising @upstash/redis', () => {
     ['the Node entry, without auto-pipelining', () => upstash({ enableAutoPipelining: false })],
     [
       'the Cloudflare Workers entry, Redis.fromEnv(env)',
-      () => CloudflareRedis.fromEnv({ UPSTASH_REDIS_REST_URL: front.url, UPSTASH_REDIS_REST_TOKEN: front.token }),
+      () => CloudflareRedis.fromEnv({ UPSTASH_REDIS_REST_URL: setup.front.url, UPSTASH_REDIS_REST_TOKEN: setup.front.token }),
     ],
   ])('%s: EVALSHA with its keys and arguments as Upstash lays them out, a re-sending adapter', async (_label, make) => {
     const client = make();
@@ -84,7 +69,7 @@ describe('recognising @upstash/redis', () => {
     expect(toRedisAdapter(upstash({ retry: { retries: 0 }, enableAutoPipelining: false })).resends).toBe(false);
     expect(toRedisAdapter(upstash({ retry: false })).resends).toBe(true);
     expect(toRedisAdapter(upstash({ retry: { retries: 2 } })).resends).toBe(true);
-    const env = { UPSTASH_REDIS_REST_URL: front.url, UPSTASH_REDIS_REST_TOKEN: front.token };
+    const env = { UPSTASH_REDIS_REST_URL: setup.front.url, UPSTASH_REDIS_REST_TOKEN: setup.front.token };
     expect(toRedisAdapter(CloudflareRedis.fromEnv(env, { retry: { retries: 0 } })).resends).toBe(false);
     // A client made over a requester of one's own: its retries cannot be read, so it counts as re-sending.
     const requester = { request: () => Promise.resolve({ result: null }) } as unknown as Requester;
@@ -97,7 +82,7 @@ describe('recognising @upstash/redis', () => {
     const limiter = new RateLimiter({ threshold: 2, windowSeconds: 60, strategy: new RedisGCRA({ client, prefix: 'no-token:' }) });
     expect((await limiter.allowRequest('u')).allowed).toBe(true);
     expect(lastCommand().slice(2, 5)).toEqual(['1', 'no-token:{u}:gcra', 'd']);
-    expect(front.received.at(-1)?.path).toBe('/');
+    expect(setup.front.received.at(-1)?.path).toBe('/');
   });
 });
 
@@ -134,8 +119,8 @@ async function transcript(client: object, prefix: string): Promise<unknown[]> {
   }
   // Replies carrying Redis's error message: a key of the wrong type (WRONGTYPE), a GCRA state the
   // script did not write (its own error, naming the key).
-  await io.set(`${prefix}log:{w}:log`, 'not a sorted set');
-  await io.set(`${prefix}gcra:{w}:gcra`, '{"json": "but not a state"}');
+  await setup.redis.set(`${prefix}log:{w}:log`, 'not a sorted set');
+  await setup.redis.set(`${prefix}gcra:{w}:gcra`, '{"json": "but not a state"}');
   await note('wrong type', () => new RedisSlidingWindowLog(options('log')).consume('w', 1_000, 1, quota));
   await note('tampered', () => new RedisGCRA(options('gcra')).consume('w', 1_000, 1, quota));
   // A group of both, decided in one script call.
@@ -156,7 +141,7 @@ async function transcript(client: object, prefix: string): Promise<unknown[]> {
 describe('replies parse as through ioredis, whatever the client does to them', () => {
   let expected: unknown[];
   beforeAll(async () => {
-    expected = await transcript(io, 'io:');
+    expected = await transcript(setup.redis, 'io:');
     // The transcript holds each kind of reply: errors of both kinds among them.
     expect(JSON.stringify(expected)).toContain('RateWardenRedisCommandError","ERR ratewarden: unexpected data in <prefix>log:{w}:log (WRONGTYPE');
     expect(JSON.stringify(expected)).toContain('does not hold GCRA state written by ratewarden');
@@ -176,13 +161,13 @@ describe('NOSCRIPT and errors', () => {
     });
     await limiter.peek('warm-up');
     const allowed = [];
-    const from = front.received.length;
+    const from = setup.front.received.length;
     for (let i = 0; i < 5; i++) {
-      await io.script('FLUSH');
+      await setup.redis.script('FLUSH');
       allowed.push((await limiter.allowRequest('u')).allowed);
     }
     expect(allowed).toEqual([true, true, true, false, false]);
-    expect(front.received.slice(from).map((r) => r.commands[0]?.[0])).toEqual(new Array(5).fill(['evalsha', 'eval']).flat());
+    expect(setup.front.received.slice(from).map((r) => r.commands[0]?.[0])).toEqual(new Array(5).fill(['evalsha', 'eval']).flat());
   });
 
   it('the NOSCRIPT error carries NOSCRIPT, without the command the client appends (the script, the keys)', async () => {
@@ -196,29 +181,29 @@ describe('NOSCRIPT and errors', () => {
   });
 
   it('another error is no NOSCRIPT, even on a key that says NOSCRIPT: no EVAL is sent', async () => {
-    const client = new Redis({ url: front.url, token: 'not the token', enableAutoPipelining: false, retry: { retries: 0 } });
+    const client = new Redis({ url: setup.front.url, token: 'not the token', enableAutoPipelining: false, retry: { retries: 0 } });
     const errors: unknown[] = [];
     const limiter = new RateLimiter({
       threshold: 3,
       windowSeconds: 60,
       strategy: new RedisSlidingWindowLog({ client, prefix: 'unauthorised:', onFailure: 'fail-closed', onError: (e) => errors.push(e) }),
     });
-    const before = front.attempts;
+    const before = setup.front.attempts;
     expect(await limiter.allowRequest('NOSCRIPT')).toMatchObject({ allowed: false, degraded: 'fail-closed' });
     // The handshake's one request, refused (401); no EVAL after it.
-    expect(front.attempts - before).toBe(1);
+    expect(setup.front.attempts - before).toBe(1);
     expect((errors[0] as Error).message).toBe('Unauthorized');
   });
 
   it('a unit that fails in Redis fails alone, with Redis\'s message, the others of its call decided', async () => {
-    await io.set('alone:{bad}:log', 'not a sorted set');
+    await setup.redis.set('alone:{bad}:log', 'not a sorted set');
     const strategy = new RedisSlidingWindowLog({ client: upstash(), prefix: 'alone:' });
     const limiter = new RateLimiter({ threshold: 3, windowSeconds: 60, strategy });
     const settled = await Promise.allSettled([limiter.allowRequest('good'), limiter.allowRequest('bad'), limiter.allowRequest('good')]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(RateWardenRedisCommandError);
     expect(((settled[1] as PromiseRejectedResult).reason as Error).message).toMatch(/^ERR ratewarden: unexpected data in alone:\{bad\}:log \(WRONGTYPE /);
-    expect(await io.zcard('alone:{good}:log')).toBe(2);
+    expect(await setup.redis.zcard('alone:{good}:log')).toBe(2);
   });
 });
 
@@ -231,14 +216,14 @@ describe('groups', () => {
     const perMinute = new RateLimiter({ threshold: 3, windowSeconds: 60, clock, strategy: new RedisGCRA({ client, prefix: 'g2:', time: 'limiter' }) });
     const group = new RateLimitGroup([perSecond, perMinute]);
     await group.peek('warm-up');
-    const from = front.received.length;
+    const from = setup.front.received.length;
     const allowed = [];
     for (let i = 0; i < 5; i++) {
       now += 600;
       allowed.push((await group.allowRequest('alice')).allowed);
     }
     expect(allowed).toEqual([true, true, true, false, false]);
-    const calls = front.received.slice(from).map((r) => r.commands);
+    const calls = setup.front.received.slice(from).map((r) => r.commands);
     expect(calls).toHaveLength(5);
     // One EVALSHA per decision, on both keys (and the call's token).
     for (const [command] of calls) expect(command?.slice(0, 5)).toEqual(['evalsha', DECIDE_SHA, '3', 'g1:{alice}:log', 'g2:{alice}:gcra']);
@@ -320,7 +305,7 @@ describe('the same decisions as on ioredis', () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb, async (s) => {
         const n = run++;
-        const onIoredis = await play(io, `same:io:${n}:`, s);
+        const onIoredis = await play(setup.redis, `same:io:${n}:`, s);
         const onUpstash = await play(upstash(s.config), `same:up:${n}:`, s);
         expect(onUpstash).toEqual(onIoredis);
       }),
