@@ -156,6 +156,10 @@ const OPTIONS = knownOptions('honoRateLimit options', {
  * route, or `app.get('/login', honoRateLimit({ … }), handler)` for one.
  *
  * - **Skipped** (`skip` returned `true`): calls `next()`; no headers, no context variable.
+ * - **Already decided** by this same middleware (one instance mounted on overlapping paths,
+ *   `app.use('*', m)` and `app.use('/api/*', m)`): calls `next()`; a request counts once per
+ *   middleware instance. (Two instances on one limiter are two decisions, as intended for two
+ *   limits.)
  * - **Allowed**: sets the context variable (`c.get('rateLimit')`, see `variable`), calls
  *   `next()`, then adds `RateLimit-Policy` and `RateLimit` (and the legacy `X-RateLimit-*`
  *   with `legacyHeaders`) to `c.res` where the handler did not set them itself (a response
@@ -203,7 +207,16 @@ export function honoRateLimit(options: HonoRateLimitOptions): MiddlewareHandler<
   const onRejected = optionalFunction('onRejected', options.onRejected);
   const variable = optionalLabel('variable', options.variable) ?? DEFAULT_VARIABLE;
 
+  // Requests this middleware decided: mounted on overlapping paths (`app.use('*', m)` and
+  // `app.use('/api/*', m)`), it runs twice for one request and must count it once.
+  const decided = new WeakSet<Request>();
   return async (c: Context, next: Next) => {
+    const raw = c.req.raw;
+    if (decided.has(raw)) {
+      await next();
+      return;
+    }
+    decided.add(raw);
     const decision = await decide(config, c);
     if (decision === undefined) {
       await next();
@@ -259,7 +272,8 @@ function rejectionResponse(c: Context, headers: Record<string, string>): Rejecti
     status(code) {
       init.status = code as StatusCode;
     },
-    hasHeader: (name) => init.headers.has(name),
+    // A header `onRejected` set with `c.header()` (a `Content-Type`) is the response's too.
+    hasHeader: (name) => init.headers.has(name) || c.res.headers.has(name),
     setHeader(name, value) {
       init.headers.set(name, value);
     },
