@@ -1,4 +1,6 @@
 // rateLimitHeaders and rateLimitProblem: exact field values for single and group results.
+// Why one file of about 740 lines: one module's two functions and the result checks they share,
+// with their property tests; split, each half would repeat the result builders.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

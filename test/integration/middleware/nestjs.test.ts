@@ -3,6 +3,10 @@
 // injected clock: no wall clock, no sleeps. Every test uses client addresses of its own (sent in
 // X-Forwarded-For, which the platform trusts from 127.0.0.1 only), so limits never leak between
 // tests.
+//
+// Why one file of about 590 lines: what is Nest's own (decorators, the module and its async
+// options, exception filters, guards on other transports), on two platforms started once each;
+// what every adapter shares is in contract/contract.test.ts.
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import {

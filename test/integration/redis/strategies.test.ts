@@ -1,6 +1,10 @@
 // The Redis strategies against a real redis-server, with both maintained clients.
 // Edge cases are driven by an injected clock (`time: 'limiter'`); the server-clock mode is tested
 // with limiters whose own clocks disagree.
+//
+// Why one file of about 560 lines: one redis-server and one pair of clients serve every case
+// (starting them per file would cost more than the cases); the cases are the strategies'
+// public behaviour on Redis, the contract's cases aside (strategy-contract.test.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitGroup, RateLimiter, type QuotaOptions } from '../../../src/index.js';
 import {
