@@ -8,10 +8,10 @@
 import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../support/cleanups.js';
 import { RateLimitGroup, RateLimiter, type RateLimitResult } from '../../src/index.js';
 import { RateWardenRedisUnavailableError, RedisGCRA, RedisSlidingWindowLog, toRedisAdapter, type RedisFailurePolicy } from '../../src/redis/index.js';
-import { RedisServer } from '../support/redis-server.js';
 import { failOnUnhandledRejections } from '../support/unhandled.js';
 import { captureWarnings } from '../support/warnings.js';
 
@@ -19,16 +19,8 @@ failOnUnhandledRejections();
 
 const HOUR = 3600;
 let prefixes = 0;
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function server(): Promise<RedisServer> {
-  const s = await RedisServer.start();
-  cleanups.push(() => s.stop());
-  return s;
-}
+/** What each test started, stopped after it; a redis-server of the test's own. */
+const { cleanups, server } = useCleanups();
 
 const gcra = (client: object, onFailure: RedisFailurePolicy, threshold = 2): RateLimiter =>
   new RateLimiter({ threshold, windowSeconds: 60, strategy: new RedisGCRA({ client, prefix: `atk23-ff-${++prefixes}:`, onFailure, timeoutSeconds: HOUR }) });

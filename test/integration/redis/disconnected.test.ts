@@ -16,7 +16,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCleanups } from '../../support/cleanups.js';
 import { RateLimitGroup, RateLimiter, rateLimitProblem, type RateLimitResult } from '../../../src/index.js';
 import {
   RateWardenRedisUnavailableError,
@@ -65,17 +66,8 @@ const CLIENTS = [
   ],
 ] as const;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-/** A redis-server of the test's own, stopped after it. */
-async function server(): Promise<RedisServer> {
-  const s = await RedisServer.start();
-  cleanups.push(() => s.stop());
-  return s;
-}
+/** What each test started, stopped after it; a redis-server of the test's own. */
+const { cleanups, server } = useCleanups();
 
 /** Kills `s` and resolves once `c` is reconnecting. */
 async function kill(s: RedisServer, c: Client): Promise<void> {
