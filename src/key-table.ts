@@ -9,7 +9,7 @@
  * knows whether a key is new, and holds the reservations of groups awaiting their stores
  * ({@link KeyTable.reserve}), which every decision on the table accounts for.
  *
- * Why one file of about 920 lines (half of it comments): the `maxKeys` room search (a round robin with a look-ahead,
+ * Why one file of about 970 lines (half of it comments): the `maxKeys` room search (a round robin with a look-ahead,
  * and the exact wait until the soonest key clears, issue 11) reads and writes the same map, the
  * same cursor and the same per-key quotas as the sweep and the decisions, under the same
  * invariant (a key is forgotten only by `#forgetIfClear`, only when a decision allows); a

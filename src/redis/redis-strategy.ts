@@ -4,7 +4,7 @@
  * the keys, and hands each decision to the shared script runner (`./redis-batch.ts`); what
  * happens when Redis fails is its failure policy (`./failure-policy.ts`).
  *
- * Why one file of about 480 lines (two thirds of it TSDoc: units, failure rules and the block
+ * Why one file of about 500 lines (two thirds of it TSDoc: units, failure rules and the block
  * cache's bound for each operation): one concern, the public surface of a Redis limit —
  * options, key layout, and each store operation (decide, reserve, refund, penalty, block,
  * delete) handed in a few lines to the queue (`./decision-queue.ts`).
