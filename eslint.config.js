@@ -11,7 +11,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['dist/', 'coverage/', 'docs/api/', 'reports/', '.stryker-tmp/']),
+  globalIgnores(['dist/', 'packages/*/dist/', 'coverage/', 'docs/api/', 'reports/', '.stryker-tmp/']),
 
   {
     linterOptions: {
@@ -48,9 +48,10 @@ export default defineConfig(
     },
   },
 
-  // TypeScript, type-checked by the project that compiles it (tsconfig.json: src, test, configs).
+  // TypeScript, type-checked by the project that compiles it (tsconfig.json: src, test, configs, and
+  // the CLI's packages/cli/src and packages/cli/test).
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'examples/*.ts', 'examples/login/*.ts', 'tsup.config.ts', 'vitest.config.ts', 'vitest.mutation.config.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'packages/cli/src/**/*.ts', 'packages/cli/test/**/*.ts', 'packages/cli/tsup.config.ts', 'examples/*.ts', 'examples/login/*.ts', 'tsup.config.ts', 'vitest.config.ts', 'vitest.mutation.config.ts'],
     extends: [js.configs.recommended, tseslint.configs.strictTypeChecked, tseslint.configs.stylisticTypeChecked],
     languageOptions: {
       parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
@@ -86,7 +87,7 @@ export default defineConfig(
 
   // Tests: fakes, fixtures and vitest idioms.
   {
-    files: ['test/**/*.ts'],
+    files: ['test/**/*.ts', 'packages/cli/test/**/*.ts'],
     rules: {
       // Off: fakes implement Promise-returning interfaces with `async` methods that need no await.
       '@typescript-eslint/require-await': 'off',

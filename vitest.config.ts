@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects:
+// Three projects, over the library's tests (test/) and the CLI's (packages/cli/test/):
 // - unit: needs no external service (no redis-server, no browser, no HTTP server of a framework);
 //   `npm run test:unit` runs it alone.
 // - integration: the tests against real services, where Redis is not the subject: HTTP servers
 //   of Express, Fastify, NestJS, Hono and the Fetch API on 127.0.0.1, Bun, Deno and workerd,
-//   headless Chromium, and the README's blocks and examples. Several start a redis-server of
+//   headless Chromium (the library's ESM bundle, and the CLI's HTML report: packages/cli/test/integration/), and the README's blocks and examples. Several start a redis-server of
 //   their own all the same: the HTTP contract (a stopped one, for store failures), the
 //   middleware's store-failure test (one killed and restarted), the runtimes test (behind the
 //   Upstash fronts), the login recipe, and the README's Redis blocks. None checks how closely
@@ -26,12 +26,15 @@ export default defineConfig({
   test: {
     environment: 'node',
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: MAX_WORKERS } },
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'packages/cli/test/**/*.test.ts'], exclude: ['packages/cli/test/integration/**'], maxWorkers: MAX_WORKERS },
+      },
       {
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'packages/cli/test/integration/**/*.test.ts'],
           exclude: ['test/integration/redis/**'],
           maxWorkers: MAX_WORKERS,
         },

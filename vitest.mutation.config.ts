@@ -14,7 +14,7 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           exclude: [
             'test/unit/dist.test.ts',
-            'test/unit/cli/main.test.ts',
+            
             'test/unit/readme-fake-timers-example.test.ts',
           ],
         },

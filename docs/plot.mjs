@@ -2,7 +2,7 @@
 // strategy of ratewarden at the same nominal limit, admitted vs rejected requests over time.
 //
 // Run with `npm run docs:plot` (it builds dist/ first). The figure comes from the real strategies
-// in dist/index.js and the real log in data/access-combined.log.gz; the output is deterministic
+// in dist/index.js and the real log in packages/cli/data/access-combined.log.gz; the output is deterministic
 // (same bytes on every run), so a diff of docs/strategies.svg shows real changes only.
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -33,7 +33,7 @@ const STRATEGIES = [
   { label: 'GCRA', make: () => new GCRA() },
 ];
 
-const INPUT = new URL('../data/access-combined.log.gz', import.meta.url);
+const INPUT = new URL('../packages/cli/data/access-combined.log.gz', import.meta.url);
 const OUTPUT = new URL('./strategies.svg', import.meta.url);
 
 // ---- The trace ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // floating point after a reading is put on the grid: whatever the size of a reading, the models
 // cannot round. They answer, for one key, how many units fit at a time and when a request of a
 // given cost first fits; `record` records an allowed request.
-import type { StrategyName } from '../../src/cli/strategies.js';
+import type { StrategyName } from './reference-models.js';
 
 /** Grid points per millisecond. */
 export const TICKS = 1024n;

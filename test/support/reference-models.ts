@@ -6,7 +6,9 @@
 // file order). Times are whole seconds, windows whole milliseconds, and every reference keeps
 // its quantities scaled to integers, so all comparisons are exact.
 import { expect } from 'vitest';
-import type { StrategyName } from '../../src/cli/strategies.js';
+
+/** The five built-in strategies by their `name` (the replay command's `--strategy` values). */
+export type StrategyName = 'sliding-window-log' | 'sliding-window-counter' | 'fixed-window' | 'token-bucket' | 'gcra';
 
 /** One request of a log: its client and its time in ms (UTC). */
 export interface RefRequest {

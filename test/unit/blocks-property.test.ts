@@ -10,7 +10,7 @@
 // blocks in force.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { StrategyName } from '../../src/cli/strategies.js';
+import type { StrategyName } from '../support/reference-models.js';
 import { FixedWindow, GCRA, RateLimitGroup, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, type RateLimitResult, type RateLimitStrategy } from '../../src/index.js';
 import { refModel, type RefModel } from '../support/reference-models.js';
 

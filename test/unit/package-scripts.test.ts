@@ -10,11 +10,12 @@ const SCRIPTS = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 }).scripts;
 
 describe('package.json scripts', () => {
-  it('build quietly before another step (tsup --silent, not `npm run build`)', () => {
-    const buildFirst = Object.entries(SCRIPTS).filter(([, command]) => /\b(tsup|npm run build)\b[^&]*&&/.test(command));
-    expect(buildFirst.map(([name]) => name)).toEqual(expect.arrayContaining(['test', 'test:unit', 'test:integration', 'lint']));
+  it('build quietly before another step (tsup --silent, or `npm run -s build`, which builds both packages silently)', () => {
+    expect(SCRIPTS.build).toBe('tsup --silent && npm run -s build -w ratewarden-cli -- --silent');
+    const buildFirst = Object.entries(SCRIPTS).filter(([name, command]) => name !== 'build' && /\b(tsup|npm run (-s )?build)\b[^&]*&&/.test(command));
+    expect(buildFirst.map(([name]) => name)).toEqual(expect.arrayContaining(['test', 'test:unit', 'test:integration', 'lint', 'replay', 'suggest']));
     for (const [name, command] of buildFirst) {
-      expect(command, name).toMatch(/^tsup --silent && /);
+      expect(command, name).toMatch(/^(tsup --silent|npm run -s build) && /);
     }
   });
 });

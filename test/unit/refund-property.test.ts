@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FixedWindow, GCRA, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, type SyncReservation } from '../../src/index.js';
-import type { StrategyName } from '../../src/cli/strategies.js';
+import type { StrategyName } from '../support/reference-models.js';
 import { RefundModel } from '../support/reference-models.js';
 
 const strategies: Record<StrategyName, () => unknown> = {

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateLimiter, createQuota, type RateLimitResult, type RateLimitStrategy } from '../../../src/index.js';
-import type { StrategyName } from '../../../src/cli/strategies.js';
+import type { StrategyName } from '../../support/reference-models.js';
 import { FixedWindow } from '../../../src/strategies/fixed-window.js';
 import { GCRA } from '../../../src/strategies/gcra.js';
 import { SlidingWindowCounter } from '../../../src/strategies/sliding-window-counter.js';
