@@ -1,9 +1,11 @@
 // The README's install from a tarball, as a user follows it: pack in the clone, then install by
 // the path the README gives from a project of one's own, outside the clone (a relative path such
 // as `./ratewarden-0.1.0.tgz` only worked inside it). The installed package then runs the README's
-// quick start, loads every entry point through require (with the optional peers linked in), and
-// `npx ratewarden replay` replays the built-in sample. Needs npm and its registry or cache (the
-// package's one dependency).
+// quick start and loads every entry point through require (with the optional peers linked in);
+// the tarball holds the library only (no command, no chart library, no sample log). Then the
+// command-line tool's README steps (packages/cli/README.md): `npm pack -w ratewarden-cli`, and
+// `npx -p` of that tarball in a folder of its own replays the built-in sample. Needs npm and its
+// registry or cache (the library's one dependency; the tool's vega and vega-lite).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,14 +15,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const CLI_README = readFileSync(join(ROOT, 'packages', 'cli', 'README.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   exports: Record<string, unknown>;
   peerDependencies: Record<string, string>;
 };
 
-function block(marker: string, lang: string): string {
-  const match = new RegExp(`<!-- ${marker}: [^>]*-->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(README);
+function block(marker: string, lang: string, readme = README): string {
+  const match = new RegExp(`<!-- ${marker}: [^>]*-->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(readme);
   if (!match?.[1]) throw new Error(`README block ${marker} not found`);
   return match[1];
 }
@@ -73,7 +76,35 @@ describe('README: install from a tarball', () => {
       expect(loaded).toMatch(new RegExp(`^${specifier} ${join(app, 'node_modules', 'ratewarden', 'dist')}/\\S+\\.cjs [1-9]\\d*$`, 'm'));
     }
 
-    const replay = JSON.parse(run('npx', ['--no-install', 'ratewarden', 'replay', '--json'], app)) as Record<string, unknown>;
-    expect(replay).toMatchObject({ sample: true, requests: 10_000, rejected: 87 });
+    // The library's tarball: dist/ (JavaScript and declarations, no source maps), the README and
+    // the licence; nothing of the command-line tool.
+    const files = run('tar', ['tzf', join(dir, `ratewarden-${PACKAGE.version}.tgz`)], dir).split('\n').filter((f) => f !== '');
+    expect(files.filter((f) => !/^package\/(dist\/[\w-]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|package\.json)$/.test(f))).toEqual([]);
+    expect(files.some((f) => /cli|vendor|vega|\.log|\.gz|\.map$/.test(f))).toBe(false);
+    expect(existsSync(join(app, 'node_modules', '.bin', 'ratewarden'))).toBe(false);
   }, 120_000);
+
+  it("packs the command-line tool and runs it from its tarball with npx, anywhere (the tool's README)", () => {
+    const steps = block('install-cli-from-tarball', 'sh', CLI_README);
+    const pack = /^(npm ci && )?(npm pack -w ratewarden-cli --pack-destination) (\S+)/m.exec(steps);
+    const npx = /^(npx -y -p) (\S+) (ratewarden replay)/m.exec(steps);
+    expect(pack?.[3]).toBe('/tmp');
+    expect(npx?.[2]).toBe(`/tmp/ratewarden-cli-${PACKAGE.version}.tgz`);
+    const cliDir = mkdtempSync(join(tmpdir(), 'ratewarden-cli-install-'));
+    try {
+      // As the README, with a folder of this test's own: --ignore-scripts, as dist/ and
+      // packages/cli/dist/ are built (`npm test` builds them) and prepack would rebuild both under
+      // the other tests.
+      run('npm', ['pack', '-w', 'ratewarden-cli', '--ignore-scripts', '--pack-destination', cliDir], ROOT);
+      const tarball = join(cliDir, `ratewarden-cli-${PACKAGE.version}.tgz`);
+      const files = run('tar', ['tzf', tarball], cliDir).split('\n').filter((f) => f !== '');
+      expect(files).toEqual(expect.arrayContaining(['package/dist/cli.js', 'package/data/access-combined.log.gz', 'package/README.md', 'package/LICENSE', 'package/package.json']));
+      const elsewhere = join(cliDir, 'elsewhere');
+      mkdirSync(elsewhere);
+      const replay = JSON.parse(run('npx', ['-y', '-p', tarball, 'ratewarden', 'replay', '--json'], elsewhere)) as Record<string, unknown>;
+      expect(replay).toMatchObject({ sample: true, requests: 10_000, rejected: 87 });
+    } finally {
+      rmSync(cliDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

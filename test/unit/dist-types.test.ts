@@ -2,7 +2,10 @@
 // `module: "commonjs"` (TypeScript's default resolution there is `node10`, which ignores the
 // `exports` map and reads `typesVersions`), imports every entry point of the packed tarball
 // (`npm pack` of the dist/ built by `npm test`) and uses them together. `npm run lint:package`
-// (attw, every resolver) checks the same map by its rules; this one compiles real code against it.
+// (attw, every resolver) checks the same map by its rules; this one compiles real code against it,
+// and, with skipLibCheck off, the shipped declarations themselves under nodenext, node16 and
+// bundler, as ES module and CommonJS projects (the ESM entries' declarations re-export the
+// CommonJS ones: tsup.config.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -114,5 +117,32 @@ describe('the packed package in a TypeScript project of its own', () => {
     const tsc = spawnSync(process.execPath, [TSC, '-p', dir], { cwd: dir, encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
+  }, 60_000);
+
+  // The ESM entries' declarations re-export the CommonJS ones (tsup.config.ts): both kinds of
+  // project read the same types, checked here inside the shipped declarations too
+  // (skipLibCheck off), under each resolution that reads the `exports` map.
+  it.each([
+    ['an ES module project, nodenext', 'nodenext', 'nodenext', 'module'],
+    ['a CommonJS project, nodenext', 'nodenext', 'nodenext', 'commonjs'],
+    ['an ES module project, node16', 'node16', 'node16', 'module'],
+    ['a CommonJS project, node16', 'node16', 'node16', 'commonjs'],
+    ['a bundler project', 'preserve', 'bundler', 'module'],
+  ])('type-checks every entry point in %s, the shipped declarations included', (_name, module, moduleResolution, type) => {
+    const project = mkdtempSync(join(dir, 'project-'));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type }));
+    writeFileSync(join(project, 'usage.ts'), USAGE);
+    writeFileSync(join(project, 'entries.ts'), everyEntryPoint());
+    const compilerOptions = { module, moduleResolution, target: 'es2022', lib: ['es2022', 'dom', 'esnext.disposable'], strict: true, skipLibCheck: false, noEmit: true, types: ['node'] };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['usage.ts', 'entries.ts'] }));
+    const tsc = spawnSync(process.execPath, [TSC, '-p', project], { cwd: project, encoding: 'utf8' });
+    const errors = (tsc.stdout + tsc.stderr).split('\n').filter((line) => line !== '');
+    // One known gap, not this package's to close: under `node16` (unlike `nodenext`, TypeScript
+    // 5.8+), a CommonJS declaration may not import an ES module, and @nestjs/common 12 is one, so
+    // `ratewarden/nestjs`'s declaration (CommonJS, read by both kinds of project) fails there with
+    // skipLibCheck off (Nest's starter sets it on). Every other entry point is clean.
+    const known = (line: string): boolean => moduleResolution === 'node16' && /ratewarden\/dist\/nestjs\.d\.cts\(1,\d+\): error TS1479: .*"?@nestjs\/common/.test(line);
+    expect(errors.filter((line) => !known(line))).toEqual([]);
+    if (moduleResolution === 'node16') expect(errors.filter(known)).toHaveLength(1);
   }, 60_000);
 });
