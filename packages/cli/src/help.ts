@@ -16,26 +16,41 @@ const MAX_WINDOW_SECONDS = 1e9;
 const MAX_THRESHOLD_TIMES_WINDOW_MS = new TokenBucket().maxThresholdTimesWindowMs;
 import { EXIT_CODES } from './options.js';
 import { REPLAY_DEFAULTS } from './replay.js';
-import { STRATEGY_NAMES, createStrategy, type StrategyName } from './strategies.js';
+import { FORMATS } from './formats/registry.js';
+import { DEFAULT_IPV6_SUBNET } from './key-option.js';
+import { STRATEGIES, STRATEGY_NAMES } from './strategies.js';
 
-/** The sliding-window log's largest threshold, as its strategy says. */
-const MAX_LOG_THRESHOLD = createStrategy('sliding-window-log').maxThreshold;
+/** `at most 1048576 with sliding-window-log`: each strategy with a largest threshold, as it says. */
+const CAPPED = STRATEGIES.flatMap((s) => {
+  const max = s.create().maxThreshold;
+  return max === undefined ? [] : [`at most ${max} with ${s.name}`];
+}).join(', ');
 /** The strategies whose `threshold × windowMs` is bounded (by 2^42), as they say. */
-const RATE_BOUNDED = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThresholdTimesWindowMs !== undefined);
+const RATE_BOUNDED = STRATEGIES.filter((s) => s.create().maxThresholdTimesWindowMs !== undefined).map((s) => s.name);
+
+/**
+ * `text` wrapped to lines of at most 80 columns, each after `indent` spaces, the first line's
+ * indent left out (it follows the option's name).
+ */
+function wrap(text: string, indent: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent + line.length + 1 + word.length > 80) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
 
 /** `a, b and c`. */
 function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''}`;
 }
-
-/** A few words on each strategy, for `--help`. */
-const STRATEGY_HELP: Readonly<Record<StrategyName, string>> = {
-  'sliding-window-log': `exact: at most N in any window; N up to ${MAX_LOG_THRESHOLD}`,
-  'sliding-window-counter': 'this window + the last one, weighted; an estimate',
-  'fixed-window': 'a counter reset every window; 2N at a boundary',
-  'token-bucket': 'N tokens, refilled at N per window; bursts of N',
-  gcra: 'one timestamp per client; decides as token-bucket',
-};
 
 /** `ratewarden --help`. */
 export const TOP_HELP = `Usage: ratewarden <command> [options]
@@ -61,14 +76,13 @@ const INPUT_HELP = `Input:
                       empty, the built-in sample (10,000 requests) is
                       read. Gzip data (a .gz file, or gzip on
                       stdin) is recognised by its first bytes and gunzipped.
-  --format NAME       auto (default: from the first line in one of them), clf
-                      (Common or Combined Log Format), json (JSON lines: nginx
-                      escape=json, Caddy), alb (AWS Application Load Balancer)
-  --key KEY           what a request is keyed by: ip (default: the client
-                      address as written), ip/N (IPv6 grouped by /N, N from 1
-                      to 128, as the middlewares' ipKey; ip/64 is their
-                      default), user (the authenticated user, CLF's %u), or
-                      field:PATH (a JSON field, such as field:request.client_ip)
+  --format NAME       ${wrap(`auto (default: from the first line in one of them), ${FORMATS.map((f) => `${f.name} ${f.help}`).join(', ')}`, 22)}
+  --key KEY           what a request is keyed by: ip/N, the client address
+                      through the middlewares' ipKey, IPv6 grouped by /N (N
+                      from 1 to 128; default ip/${DEFAULT_IPV6_SUBNET}, as the middlewares), ip
+                      (the client address as written), user (the authenticated
+                      user, CLF's %u), or field:PATH (a JSON field, such as
+                      field:request.client_ip)
   --time-field PATH   JSON lines: the time field (default: detected)
   --time-format F     JSON lines: auto (default), iso8601, epoch-s, epoch-ms
 `;
@@ -92,7 +106,7 @@ Options:
                       1000/1h, 10/s; units ms, s, m, h, d), with its own
                       strategy if given (10/1s:gcra); repeat for several
   --threshold N       requests allowed per window and client, a positive integer
-                      (default ${REPLAY_DEFAULTS.threshold}): at most ${MAX_LOG_THRESHOLD} with sliding-window-log,
+                      (default ${REPLAY_DEFAULTS.threshold}): ${CAPPED},
                       and N x (window in ms) at most 2^42 (${MAX_THRESHOLD_TIMES_WINDOW_MS}) with
                       ${listed(RATE_BOUNDED)}
   --window SECONDS    the window length in seconds, from ${MIN_SECONDS} to ${MAX_WINDOW_SECONDS},
@@ -100,7 +114,7 @@ Options:
                       not (default ${REPLAY_DEFAULTS.windowSeconds}); or a duration as --limit
                       takes it (90s, 1m, 1h)
   --strategy NAME     the algorithm (default ${REPLAY_DEFAULTS.strategy}):
-${STRATEGY_NAMES.map((name) => `    ${name.padEnd(24)}${STRATEGY_HELP[name]}`).join('\n')}
+${STRATEGIES.map((s) => `    ${s.name.padEnd(24)}${s.help}`).join('\n')}
   --top N             how many of the most-limited clients to list, an integer
                       >= 0 (default ${REPLAY_DEFAULTS.top})
   --json              print one JSON object instead of the report
@@ -134,9 +148,7 @@ the log's span and busiest hour: the answer holds for traffic like this log's.
 ${INPUT_HELP}
 Options:
   --window DURATION   a window (60s, 1m, 1h; default 60s); repeat for several
-  --strategy NAME     a strategy (default ${REPLAY_DEFAULTS.strategy}), repeat
-                      for several: ${STRATEGY_NAMES.slice(0, 2).join(', ')},
-                      ${STRATEGY_NAMES.slice(2).join(', ')}
+  --strategy NAME     ${wrap(`a strategy (default ${REPLAY_DEFAULTS.strategy}), repeat for several: ${STRATEGY_NAMES.join(', ')}`, 22)}
   --max-clients-limited P%
                       the goal: at most P% of clients with a refused request
                       (default 1% when no goal is given)

@@ -3,18 +3,20 @@
  * (`--format`, `--key`, `--time-field`, `--time-format`), turned into {@link LoadOptions}: a
  * format, or with `--format auto` (the default) a function that picks it from the first
  * non-empty line that `detectFormat` recognises (a first line in no format, such as the tail of
- * a cut line, is malformed and the next one is tried; CLF when no line is recognised).
+ * a cut line, is malformed and the next one is tried; CLF when no line is recognised). Which
+ * options apply to which format is the format registry's (`formats/registry.ts`), checked by
+ * `createFormat`, whose errors name the options as the command line does.
  *
  * @module
  */
 
 import { RateWardenRangeError, RateWardenTypeError } from 'ratewarden';
-import { createFormat, detectFormat, type FormatOptions } from './formats/detect.js';
-import type { FormatName, LineFormat } from './formats/format.js';
-import type { JsonTimeFormat } from './formats/json-lines.js';
+import { FORMAT_OPTION_NAMES, createFormat, detectFormat } from './formats/detect.js';
+import type { LineFormat } from './formats/format.js';
+import type { FormatName } from './formats/registry.js';
 import type { KeyChoice } from './key-option.js';
-import { FORMAT_NAMES, TIME_FORMATS, UsageError, keyOption, type ParsedArgs } from './options.js';
 import type { LoadOptions } from './load-requests.js';
+import { FORMAT_NAMES, TIME_FORMATS, UsageError, keyOption, lowerFirst, type ParsedArgs } from './options.js';
 
 /**
  * The format and keying of the command line's `--format`, `--key`, `--time-field` and
@@ -36,7 +38,7 @@ export function loadOptions(values: ParsedArgs['values']): Pick<LoadOptions, 'fo
   if (timeFormat !== undefined && !TIME_FORMATS.includes(timeFormat)) {
     throw new UsageError(`expected \`--time-format\` to be one of ${TIME_FORMATS.join(', ')}, got \`${timeFormat}\``);
   }
-  const make = (name: FormatName): LineFormat => formatFor(name, key, timeField, timeFormat as JsonTimeFormat | undefined);
+  const make = (name: FormatName): LineFormat => formatFor(name, key, timeField, timeFormat);
   return {
     // A fixed format is built (and its options checked) before anything is read.
     format:
@@ -50,38 +52,15 @@ export function loadOptions(values: ParsedArgs['values']): Pick<LoadOptions, 'fo
   };
 }
 
-/** What the usage errors call each format. */
-const FORMAT_TITLES: Readonly<Record<FormatName, string>> = {
-  clf: 'a Common/Combined Log Format log',
-  json: 'a JSON-lines log',
-  alb: 'an AWS ALB log',
-};
-
-/** The format `name` with the command line's key and time options, or the usage error that says why not. */
-function formatFor(name: FormatName, key: KeyChoice, timeField: string | undefined, timeFormat: JsonTimeFormat | undefined): LineFormat {
-  const title = FORMAT_TITLES[name];
-  if (name !== 'json' && (timeField !== undefined || timeFormat !== undefined)) {
-    throw new UsageError(`\`--time-field\` and \`--time-format\` are for JSON-lines logs; this is ${title}`);
-  }
-  const options: FormatOptions = { timeField, timeFormat };
-  if (name === 'clf') {
-    if (key.kind === 'field') throw new UsageError(`\`--key field:PATH\` is for JSON-lines logs; this is ${title} (keys: ip, ip/N, user)`);
-    Object.assign(options, { key: key.kind === 'user' ? 'user' : 'host' });
-  } else if (name === 'json') {
-    if (key.kind === 'user') {
-      throw new UsageError(`\`--key user\` is CLF's %u; this is ${title}: give the user's field, such as \`--key field:user_id\``);
-    }
-    if (key.kind === 'field') Object.assign(options, { key: key.path });
-  } else if (key.kind !== 'ip') {
-    throw new UsageError(`${title} is keyed by the client address: \`--key ip\` or \`--key ip/N\``);
-  }
+/**
+ * The format `name` with the command line's key and time options, or the usage error that says
+ * why not: `createFormat`'s own, which names the options as the command line does.
+ */
+function formatFor(name: FormatName, key: KeyChoice, timeField: string | undefined, timeFormat: string | undefined): LineFormat {
   try {
-    return createFormat(name, options);
+    return createFormat(name, { key, timeField, timeFormat }, FORMAT_OPTION_NAMES);
   } catch (error) {
-    if (error instanceof RateWardenRangeError || error instanceof RateWardenTypeError) {
-      const message = error.message.replace(/`keyField`/g, '`--key field:PATH`').replace(/`timeField`/g, '`--time-field`').replace(/`timeFormat`/g, '`--time-format`');
-      throw new UsageError(`${message.charAt(0).toLowerCase()}${message.slice(1)}`);
-    }
+    if (error instanceof RateWardenRangeError || error instanceof RateWardenTypeError) throw new UsageError(lowerFirst(error.message));
     throw error;
   }
 }

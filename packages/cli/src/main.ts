@@ -15,6 +15,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { escapeText, toJsonLine } from './escape.js';
 import { REPLAY_HELP, SUGGEST_HELP, TOP_HELP } from './help.js';
+import { formatEntry } from './formats/registry.js';
 import { renderHtmlReport } from './html-report.js';
 import { loadOptions } from './input-options.js';
 import { ReplayInputError, stdinKind, systemErrorReason, type ReplayInput } from './input.js';
@@ -32,7 +33,7 @@ import {
   windowsOption,
   type ParsedArgs,
 } from './options.js';
-import type { PolicySpec } from './policies.js';
+import type { Policy } from './policies.js';
 import { createProgress, type ProgressReporter } from './progress.js';
 import { REPLAY_DEFAULTS, replay } from './replay.js';
 import type { ReportData } from './report-data.js';
@@ -176,7 +177,8 @@ async function withInput<T extends ReadResult>(
     label = SAMPLE.label;
   }
   for (const example of result.malformedExamples) {
-    io.stderr.write(`ratewarden: line ${example.line}: malformed (${example.reason}): ${escapeText(example.text)}\n`);
+    // The reason may hold an option's value (`no field PATH` of `--time-field PATH`): escaped too.
+    io.stderr.write(`ratewarden: line ${example.line}: malformed (${escapeText(example.reason)}): ${escapeText(example.text)}\n`);
   }
   const unreported = result.malformed - result.malformedExamples.length;
   if (unreported > 0) {
@@ -192,32 +194,24 @@ function exitCode(result: { readonly lines: number; readonly requests: number },
     return EXIT_CODES.nothingReplayed;
   }
   if (result.requests === 0) {
-    io.stderr.write(`ratewarden: nothing to replay: no line of the input is in the ${FORMAT_DESCRIPTIONS[format] ?? format}\n`);
+    io.stderr.write(`ratewarden: nothing to replay: no line of the input is in the ${formatEntry(format)?.description ?? escapeText(format)}\n`);
     return EXIT_CODES.nothingReplayed;
   }
   return EXIT_CODES.replayed;
 }
 
-/** How the "nothing to replay" message names each format. */
-const FORMAT_DESCRIPTIONS: Record<string, string> = {
-  clf: 'Common or Combined Log Format (`host ident authuser [dd/Mon/yyyy:HH:MM:SS +zzzz] "request" status bytes`)',
-  json: 'JSON-lines format with the time and key fields (see `--time-field`, `--key field:PATH`)',
-  alb: 'AWS Application Load Balancer log format',
-};
-
 async function runReplay(values: ParsedArgs['values'], operand: string | undefined, io: CommandIo): Promise<number> {
   const top = integerOption('--top', values.top, 0, REPLAY_DEFAULTS.top);
   const strategy = strategyOption(single('--strategy', values.strategy, 'replay takes one default strategy (give each `--limit` its own: `--limit 60/1m:gcra`)'));
   const window = single('--window', values.window, 'replay takes one window (give several policies with `--limit`)');
-  let policies: PolicySpec[];
+  let policies: Policy[];
   if (values.limit !== undefined && values.limit.length > 0) {
     if (values.threshold !== undefined || window !== undefined) {
       throw new UsageError('`--limit` and `--threshold`/`--window` both give the limit: use one or the other');
     }
     policies = limitOptions(values.limit, strategy);
   } else {
-    const { threshold, windowMs } = quotaOption(values.threshold, window, strategy);
-    policies = [{ threshold, windowSeconds: windowMs / 1000, strategy }];
+    policies = [quotaOption(values.threshold, window, strategy)];
   }
   if (values['max-clients-limited'] !== undefined || values['max-refused'] !== undefined) {
     throw new UsageError('`--max-clients-limited` and `--max-refused` are goals of `ratewarden suggest`, not `replay`');
@@ -237,7 +231,7 @@ async function runSuggest(values: ParsedArgs['values'], operand: string | undefi
     throw new UsageError('`suggest` finds the threshold: give it `--window` (and `--strategy`), not `--limit` or `--threshold`');
   }
   const strategies = (values.strategy ?? [REPLAY_DEFAULTS.strategy]).map((name) => strategyOption(name));
-  const windows = windowsOption(values.window, REPLAY_DEFAULTS.windowSeconds, strategies[0] ?? REPLAY_DEFAULTS.strategy);
+  const windows = windowsOption(values.window, REPLAY_DEFAULTS.windowSeconds, strategies);
   const goals: SuggestGoal[] = [];
   const clientsShare = percentOption('--max-clients-limited', values['max-clients-limited']);
   const refusedShare = percentOption('--max-refused', values['max-refused']);

@@ -10,12 +10,11 @@
 import { parseArgs } from 'node:util';
 import { RateWardenRangeError, RateWardenTypeError, createQuota, type Quota, type QuotaNames } from 'ratewarden';
 import { rangeError, typeError } from './errors.js';
-import { FORMAT_NAMES as LINE_FORMAT_NAMES } from './formats/detect.js';
-import { JSON_TIME_FORMATS } from './formats/json-lines.js';
+import { FORMAT_NAMES as LINE_FORMAT_NAMES, TIME_FORMAT_NAMES } from './formats/registry.js';
 import { KEY_EXPECTED, parseKeyOption, type KeyChoice } from './key-option.js';
-import { DURATION_EXPECTED, LIMIT_EXPECTED, parseDuration, parseLimit, type PolicySpec } from './policies.js';
+import { DURATION_EXPECTED, LIMIT_EXPECTED, parseDuration, parseLimit, type Policy } from './policies.js';
 import { REPLAY_DEFAULTS } from './replay.js';
-import { STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
+import { STRATEGIES, STRATEGY_NAMES, createStrategy, isStrategyName, type StrategyName } from './strategies.js';
 
 /** A usage or input error: printed as one line, exit code {@link EXIT_CODES}`.error` (2). */
 export class UsageError extends Error {}
@@ -127,7 +126,7 @@ const EXPECTED: Record<string, string> = {
   '--key': KEY_EXPECTED,
   '--format': `one of auto, ${LINE_FORMAT_NAMES.join(', ')}`,
   '--time-field': 'a JSON field, a dotted path such as ts or request.time',
-  '--time-format': `one of ${JSON_TIME_FORMATS.join(', ')}`,
+  '--time-format': `one of ${TIME_FORMAT_NAMES.join(', ')}`,
   '--max-clients-limited': 'a percentage from 0% to 100%, such as 1%',
   '--max-refused': 'a percentage from 0% to 100%, such as 0.1%',
   '--report': 'the path of an HTML file to write',
@@ -136,8 +135,8 @@ const EXPECTED: Record<string, string> = {
 /** The formats `--format` takes: `auto`, then each format's name. */
 export const FORMAT_NAMES: readonly string[] = ['auto', ...LINE_FORMAT_NAMES];
 
-/** The time formats `--time-format` takes (the JSON-lines format's). */
-export const TIME_FORMATS: readonly string[] = JSON_TIME_FORMATS;
+/** The time formats `--time-format` takes (each format's that takes one, from the registry). */
+export const TIME_FORMATS: readonly string[] = TIME_FORMAT_NAMES;
 
 /** Validates a value for `option` and throws the usage error that names it when invalid. */
 function checkOptionValue(option: string, value: string): void {
@@ -152,30 +151,24 @@ function checkOptionValue(option: string, value: string): void {
 
 /**
  * The `--limit` options: each `N/DURATION[:STRATEGY]`, its strategy `fallback` when it names
- * none, checked by the library's quota builder (see {@link quotaOption}).
+ * none, its quota built by the library's quota builder (see {@link quotaOption}), the quota's
+ * errors naming `N in --limit VALUE` and `DURATION in --limit VALUE`.
  *
  * @throws {UsageError} naming `--limit` and the value when one is not a limit, or with the
  *   quota's message (naming the limit) when its threshold or window is out of range.
  */
-export function limitOptions(values: readonly string[], fallback: StrategyName): PolicySpec[] {
+export function limitOptions(values: readonly string[], fallback: StrategyName): Policy[] {
   const seen = new Map<string, string>();
-  const policies = values.map((value) => {
+  const policies = values.map((value): Policy => {
     const parts = parseLimit(value);
     if (typeof parts === 'string') throw new UsageError(`expected \`--limit\` to be ${LIMIT_EXPECTED}, got \`${value}\`: ${parts}`);
     const strategy = parts.strategy ?? fallback;
-    const names: QuotaNames = { threshold: `the threshold of \`--limit ${value}\``, windowSeconds: `the window of \`--limit ${value}\`` };
-    try {
-      const quota = checkedQuota(parts.threshold, parts.windowSeconds, strategy, names);
-      return { threshold: quota.threshold, windowSeconds: quota.windowMs / 1000, strategy };
-    } catch (error) {
-      // The quota quotes the names it is given: `the threshold of `--limit 0/1m`` is said
-      // the threshold of `--limit 0/1m`.
-      if (!(error instanceof UsageError)) throw error;
-      throw new UsageError(error.message.replace(`\`${names.threshold}\``, names.threshold).replace(`\`${names.windowSeconds}\``, names.windowSeconds));
-    }
+    const names: QuotaNames = { threshold: `N in --limit ${value}`, windowSeconds: `DURATION in --limit ${value}` };
+    const larger = (uncapped: readonly string[]): string => `for larger limits end it with ${listed(uncapped.map((name) => `\`:${name}\``), 'or')}`;
+    return { quota: checkedQuota(parts.threshold, parts.windowSeconds, strategy, names, larger), strategy };
   });
-  for (const [i, policy] of policies.entries()) {
-    const id = `${policy.threshold}/${policy.windowSeconds}:${policy.strategy}`;
+  for (const [i, { quota, strategy }] of policies.entries()) {
+    const id = `${quota.threshold}/${quota.windowSeconds}:${strategy}`;
     const same = seen.get(id);
     if (same !== undefined) {
       throw new UsageError(`\`--limit ${values[i] ?? ''}\` is the same policy as \`--limit ${same}\`: give each policy once`);
@@ -186,7 +179,7 @@ export function limitOptions(values: readonly string[], fallback: StrategyName):
 }
 
 /**
- * The `--key` option as a {@link KeyChoice} (`ip` when absent).
+ * The `--key` option as a {@link KeyChoice} (`ip/64` when absent).
  *
  * @throws {UsageError} naming `--key`, what it expects and the value received.
  */
@@ -212,17 +205,20 @@ export function percentOption(name: string, value: string | undefined): number |
 }
 
 /**
- * A list of windows (`suggest --window 60s --window 1h`), each a duration checked as a quota's
- * window for `strategy`; `fallback` when none is given.
+ * A list of windows (`suggest --window 60s --window 1h`) in **seconds**, each a duration parsed
+ * once and checked as a quota's window for every one of `strategies` (by `createQuota`, naming
+ * `--window`); `fallback` when none is given.
  *
  * @throws {UsageError} naming `--window` and the value when one is not a duration or out of range.
  */
-export function windowsOption(values: readonly string[] | undefined, fallback: number, strategy: StrategyName): number[] {
+export function windowsOption(values: readonly string[] | undefined, fallback: number, strategies: readonly StrategyName[]): number[] {
   if (values === undefined || values.length === 0) return [fallback];
   return values.map((value) => {
     const seconds = parseDuration(value);
     if (seconds === undefined) throw new UsageError(`expected \`--window\` to be ${DURATION_EXPECTED}, got \`${value}\``);
-    return checkedQuota(1, seconds, strategy, QUOTA_NAMES).windowMs / 1000;
+    let windowSeconds = seconds;
+    for (const strategy of strategies) windowSeconds = checkedQuota(1, seconds, strategy, QUOTA_NAMES, larger).windowSeconds;
+    return windowSeconds;
   });
 }
 
@@ -251,8 +247,11 @@ export function integerOption(name: string, value: string | undefined, min: numb
   return number;
 }
 
-/** A library error message as a usage error says it: `Expected …` → `expected …`. */
-function lowerFirst(message: string): string {
+/**
+ * A library error message as a usage error says it, after `ratewarden: `: `Expected …` →
+ * `expected …` (its first letter only; the words are the validator's).
+ */
+export function lowerFirst(message: string): string {
   return `${message.charAt(0).toLowerCase()}${message.slice(1)}`;
 }
 
@@ -272,30 +271,46 @@ export function strategyOption(value: string | undefined): StrategyName {
 /** How the quota's messages name its two fields on the command line. */
 const QUOTA_NAMES: QuotaNames = { threshold: '--threshold', windowSeconds: '--window' };
 
+/** The hint after a `--threshold` above its strategy's cap: the strategies without one. */
+const larger = (uncapped: readonly string[]): string => `for larger limits use \`--strategy\` ${listed(uncapped, 'or')}`;
+
+/** `a, b or c`. */
+function listed(items: readonly string[], last: 'and' | 'or'): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${last} ${items.at(-1) ?? ''}`;
+}
+
 /**
- * The limit of the command line, `--threshold` requests per `--window` seconds for `strategy`,
- * built by the library's one quota builder (`createQuota`), so that the command checks a limit
- * exactly as a `RateLimiter` does and says what is wrong in the same words; the defaults when
- * absent. A value written as a decimal number is checked as that number; anything else as the
- * text it is.
+ * The policy of the command line's `--threshold` requests per `--window` for `strategy`: its
+ * quota built once by the library's one quota builder (`createQuota`), so that the command checks
+ * a limit exactly as a `RateLimiter` does and says what is wrong in the same words, naming
+ * `--threshold` and `--window`; the defaults when absent. `--window` is parsed once: a duration
+ * (`90s`), else a decimal number of seconds, else text (a type error). A threshold written as a
+ * decimal number is checked as that number; anything else as the text it is.
  *
  * @throws {UsageError} with the quota's message naming `--threshold` or `--window` (a threshold
  *   above the strategy's `maxThreshold` also names the strategies without a cap).
  */
-export function quotaOption(threshold: string | undefined, window: string | undefined, strategy: StrategyName): Quota {
-  if (window !== undefined && parseDuration(window) === undefined && typeof numeric(window) === 'string') {
-    throw new UsageError(lowerFirst(typeError('--window', EXPECTED['--window'] ?? 'a duration', window).message));
+export function quotaOption(threshold: string | undefined, window: string | undefined, strategy: StrategyName): Policy {
+  const windowSeconds = window === undefined ? REPLAY_DEFAULTS.windowSeconds : (parseDuration(window) ?? numeric(window));
+  if (typeof windowSeconds === 'string') {
+    throw new UsageError(lowerFirst(typeError('--window', EXPECTED['--window'] ?? 'a duration', windowSeconds).message));
   }
-  return checkedQuota(
-    threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold),
-    window === undefined ? REPLAY_DEFAULTS.windowSeconds : (parseDuration(window) ?? numeric(window)),
-    strategy,
-    QUOTA_NAMES,
-  );
+  const quota = checkedQuota(threshold === undefined ? REPLAY_DEFAULTS.threshold : numeric(threshold), windowSeconds, strategy, QUOTA_NAMES, larger);
+  return { quota, strategy };
 }
 
-/** {@link quotaOption}'s check, for values already read and fields named by `names`. */
-function checkedQuota(threshold: number | string, windowSeconds: number | string, strategy: StrategyName, names: QuotaNames): Quota {
+/**
+ * The quota of `threshold` per `windowSeconds` for `strategy`, built by `createQuota`, whose
+ * errors name the fields by `names`; a threshold above the strategy's cap adds `hint(the
+ * strategies without one)` to the message.
+ */
+function checkedQuota(
+  threshold: number | string,
+  windowSeconds: number | string,
+  strategy: StrategyName,
+  names: QuotaNames,
+  hint: (uncapped: readonly string[]) => string,
+): Quota {
   const bounds = createStrategy(strategy);
   const options = { threshold, windowSeconds };
   try {
@@ -306,9 +321,8 @@ function checkedQuota(threshold: number | string, windowSeconds: number | string
     const max = bounds.maxThreshold;
     const capped = max !== undefined && typeof options.threshold === 'number' && Number.isSafeInteger(options.threshold) && options.threshold > max;
     if (!capped) throw new UsageError(message);
-    const uncapped = STRATEGY_NAMES.filter((name) => createStrategy(name).maxThreshold === undefined);
-    const alternatives = `${uncapped.slice(0, -1).join(', ')} or ${uncapped.at(-1) ?? ''}`;
-    throw new UsageError(`${message}; for larger limits use \`--strategy\` ${alternatives}`);
+    const uncapped = STRATEGIES.filter((s) => s.create().maxThreshold === undefined).map((s) => s.name);
+    throw new UsageError(`${message}; ${hint(uncapped)}`);
   }
 }
 

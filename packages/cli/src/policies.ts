@@ -6,14 +6,18 @@
  * @module
  */
 
+import type { Quota } from 'ratewarden';
 import { STRATEGY_NAMES, isStrategyName, type StrategyName } from './strategies.js';
 
-/** A limit as given: `threshold` requests per `windowSeconds` per client, decided by `strategy`. */
-export interface PolicySpec {
-  /** Requests allowed per window and client: a positive safe integer. */
-  readonly threshold: number;
-  /** The window in **seconds** (a whole number of milliseconds). */
-  readonly windowSeconds: number;
+/**
+ * A policy: `quota.threshold` requests per `quota.windowSeconds` per client, decided by
+ * `strategy`. Its quota is built once, by the library's `createQuota` with the strategy's
+ * bounds (by the command line's options, or by `checkPolicies` for `replay()`'s own options),
+ * and used as it is by the replay.
+ */
+export interface Policy {
+  /** The limit, checked against the strategy's bounds. */
+  readonly quota: Quota;
   /** The algorithm's name, one of `STRATEGY_NAMES`. */
   readonly strategy: StrategyName;
 }
@@ -90,7 +94,7 @@ export function formatWindow(windowSeconds: number): string {
 }
 
 /** A policy's name in the report: `60/1m`, or `60/1m:gcra` when its strategy is not `defaultStrategy`. */
-export function policyName(policy: PolicySpec, defaultStrategy: StrategyName): string {
-  const rate = `${policy.threshold}/${formatWindow(policy.windowSeconds)}`;
+export function policyName(policy: Policy, defaultStrategy: StrategyName): string {
+  const rate = `${policy.quota.threshold}/${formatWindow(policy.quota.windowSeconds)}`;
   return policy.strategy === defaultStrategy ? rate : `${rate}:${policy.strategy}`;
 }

@@ -17,11 +17,11 @@ import { createQuota } from 'ratewarden';
 import type { Curve } from './report-data.js';
 import { curveFor, groupByClient } from './suggest.js';
 import { MAX_MALFORMED_EXAMPLES, loadRequests, type LoadOptions, type LoadedRequests } from './load-requests.js';
-import { formatWindow, policyName, type PolicySpec } from './policies.js';
+import { formatWindow, policyName, type Policy } from './policies.js';
 import { silentProgress } from './progress.js';
 import type { MalformedLine } from './request-collector.js';
 import { simulate, type PolicyCounts, type SimulatedPolicy, type TimelineBuckets } from './simulate.js';
-import { createStrategy, type StrategyName } from './strategies.js';
+import { createStrategy, strategyEntry, type StrategyName } from './strategies.js';
 
 /** Defaults of the replay options. */
 export const REPLAY_DEFAULTS = {
@@ -35,11 +35,12 @@ export const REPLAY_DEFAULTS = {
 /** Options of {@link replay}. */
 export interface ReplayOptions extends LoadOptions {
   /**
-   * The policies to replay, each with its threshold, window and strategy (`--limit`, any number
-   * of them, at least one). Default: one policy of {@link threshold} per {@link windowSeconds}
+   * The policies to replay, each with its quota (built by `createQuota` with its strategy's
+   * bounds, as the command line's options build it) and strategy (`--limit`, any number of
+   * them, at least one). Default: one policy of {@link threshold} per {@link windowSeconds}
    * with {@link strategy}.
    */
-  readonly policies?: readonly PolicySpec[] | undefined;
+  readonly policies?: readonly Policy[] | undefined;
   /** The one policy's threshold when `policies` is not given: a positive safe integer. Default 60. */
   readonly threshold?: number | undefined;
   /** The one policy's window in **seconds** when `policies` is not given: a whole number of milliseconds from 0.001 to 10^9 (see `createQuota`). Default 60. */
@@ -160,14 +161,16 @@ export interface ReplaySummary {
   readonly linesPerSecond: number;
 }
 
-/** A policy checked and ready to simulate: its spec, quota and strategy. */
+/** A policy ready to simulate: the policy, a fresh strategy instance, its name in the report. */
 interface CheckedPolicy extends SimulatedPolicy {
-  readonly spec: PolicySpec;
+  readonly policy: Policy;
   readonly name: string;
 }
 
 /**
- * The policies of `options`, each checked by the library's quota builder.
+ * The policies of `options`, each with a new instance of its strategy: `policies` as given (their
+ * quotas already built), or else one policy whose quota is built here, once, by the library's
+ * quota builder from `threshold`, `windowSeconds` and `strategy`.
  *
  * @throws a `RangeError` / `TypeError` naming `strategy` for an unknown strategy, or from
  *   `createQuota` for an invalid threshold (including one above the strategy's `maxThreshold`:
@@ -175,20 +178,18 @@ interface CheckedPolicy extends SimulatedPolicy {
  *   is empty.
  */
 export function checkPolicies(options: Pick<ReplayOptions, 'policies' | 'threshold' | 'windowSeconds' | 'strategy'>): CheckedPolicy[] {
-  const fallback = createStrategy(options.strategy ?? REPLAY_DEFAULTS.strategy).name as StrategyName;
-  const specs = options.policies ?? [
+  const fallback = strategyEntry(options.strategy ?? REPLAY_DEFAULTS.strategy).name;
+  const policies = options.policies ?? [
     {
-      threshold: options.threshold ?? REPLAY_DEFAULTS.threshold,
-      windowSeconds: options.windowSeconds ?? REPLAY_DEFAULTS.windowSeconds,
+      quota: createQuota(
+        { threshold: options.threshold ?? REPLAY_DEFAULTS.threshold, windowSeconds: options.windowSeconds ?? REPLAY_DEFAULTS.windowSeconds },
+        createStrategy(fallback),
+      ),
       strategy: fallback,
     },
   ];
-  if (specs.length === 0) throw new RangeError('Expected `policies` to be at least one policy, got none');
-  return specs.map((spec) => {
-    const strategy = createStrategy(spec.strategy);
-    const quota = createQuota({ threshold: spec.threshold, windowSeconds: spec.windowSeconds }, strategy);
-    return { spec, quota, strategy, name: policyName(spec, fallback) };
-  });
+  if (policies.length === 0) throw new RangeError('Expected `policies` to be at least one policy, got none');
+  return policies.map((policy) => ({ policy, quota: policy.quota, strategy: createStrategy(policy.strategy), name: policyName(policy, fallback) }));
 }
 
 /** Timeline buckets no narrower than this, in seconds: one minute. */
@@ -245,11 +246,11 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     progress,
   });
   const names = requests.clientNames;
-  const summarize = (name: string, spec: PolicySpec | undefined, counts: PolicyCounts): PolicySummary => ({
+  const summarize = (name: string, policy: Policy | undefined, counts: PolicyCounts): PolicySummary => ({
     name,
-    threshold: spec?.threshold ?? Number.NaN,
-    windowSeconds: spec?.windowSeconds ?? Number.NaN,
-    strategy: spec?.strategy ?? 'group',
+    threshold: policy?.quota.threshold ?? Number.NaN,
+    windowSeconds: policy?.quota.windowSeconds ?? Number.NaN,
+    strategy: policy?.strategy ?? 'group',
     allowed: requests.count - counts.rejected,
     rejected: counts.rejected,
     clientsLimited: counts.clientsLimited,
@@ -263,9 +264,9 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     allowedPerBucket: counts.allowedPerBucket,
     refusedPerBucket: counts.refusedPerBucket,
   });
-  const summaries = policies.map((policy, p) => summarize(policy.name, policy.spec, outcome.policies[p] as PolicyCounts));
+  const summaries = policies.map((checked, p) => summarize(checked.name, checked.policy, outcome.policies[p] as PolicyCounts));
   const group = outcome.group === undefined ? undefined : summarize('all', undefined, outcome.group);
-  const curves = options.curves === true ? policyCurves(requests, policies.map((p) => p.spec)) : undefined;
+  const curves = options.curves === true ? policyCurves(requests, policies.map((p) => p.policy)) : undefined;
   const seconds = (timer() - started) / 1000;
   progress.done();
 
@@ -315,22 +316,23 @@ export function limitedClients(rejectedOf: Uint32Array, names: readonly string[]
   return limited.slice(0, top);
 }
 
-/** One refused-share curve per distinct window and strategy of `specs`, with their thresholds marked. */
-function policyCurves(requests: LoadedRequests, specs: readonly PolicySpec[]): Curve[] {
+/** One refused-share curve per distinct window and strategy of `policies`, with their thresholds marked. */
+function policyCurves(requests: LoadedRequests, policies: readonly Policy[]): Curve[] {
   const runs = groupByClient(requests.times, requests.clientOf, requests.order, requests.count, requests.clientNames.length);
-  const byCurve = new Map<string, PolicySpec[]>();
-  for (const spec of specs) {
-    const id = `${spec.windowSeconds} ${spec.strategy}`;
-    byCurve.set(id, [...(byCurve.get(id) ?? []), spec]);
+  const byCurve = new Map<string, Policy[]>();
+  for (const policy of policies) {
+    const id = `${policy.quota.windowSeconds} ${policy.strategy}`;
+    byCurve.set(id, [...(byCurve.get(id) ?? []), policy]);
   }
   return [...byCurve.values()].map((same) => {
-    const { windowSeconds, strategy } = same[0] as PolicySpec;
+    const { quota, strategy } = same[0] as Policy;
+    const { windowSeconds } = quota;
     return {
       label: `per ${formatWindow(windowSeconds)}, ${strategy}`,
       windowSeconds,
       strategy,
-      points: curveFor(runs, windowSeconds, strategy, same.map((s) => s.threshold)),
-      marked: same.map((s) => s.threshold),
+      points: curveFor(runs, windowSeconds, strategy, same.map((s) => s.quota.threshold)),
+      marked: same.map((s) => s.quota.threshold),
     };
   });
 }

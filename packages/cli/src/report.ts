@@ -79,7 +79,7 @@ export function formatUtc(ms: number): string {
 function logLine(s: { format: string; requests: number; clients: number; keyLabel: string; timeLabel: string; firstMs: number; lastMs: number; malformed: number }): string {
   const span = s.requests > 0 ? `, ${formatUtc(s.firstMs)} to ${formatUtc(s.lastMs)} (${formatSpan(s.lastMs - s.firstMs)})` : '';
   return (
-    `log: ${plural(s.requests, 'request')} from ${plural(s.clients, 'client')} (${s.format}; key: ${s.keyLabel}; time: ${s.timeLabel})` +
+    `log: ${plural(s.requests, 'request')} from ${plural(s.clients, 'client')} (${escapeText(s.format)}; key: ${escapeText(s.keyLabel)}; time: ${escapeText(s.timeLabel)})` +
     `${span}, ${plural(s.malformed, 'malformed line')}`
   );
 }

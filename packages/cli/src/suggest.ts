@@ -9,29 +9,30 @@
  *    each client's in time order (one stable counting sort), and every pass below decides client
  *    by client.
  * 2. One pass finds each client's busiest window: the most requests it sent in any window
- *    `(t - window, t]`, its **peak**. A sliding-window log allows everything of a client whose
- *    peak is at most the threshold, and refuses something otherwise (its first request past the
- *    peak finds the window full); a fixed window also refuses nothing at a threshold of at least
- *    the peak (a fixed window's requests lie within one sliding window). So for the log, the
- *    share of clients limited at every threshold is read from the peaks exactly, and both
- *    strategies skip, at each threshold, the clients whose peak is at most it.
+ *    `(t - window, t]`, its **peak**. What a strategy does at a threshold of at least a client's
+ *    peak is a fact of its entry in the strategy registry (`strategies.ts`), never of its name:
+ *    a `peakExact` strategy (the sliding-window log, the fixed window) refuses nothing of such a
+ *    client, so it is skipped at such thresholds; a `clientsLimitedFromPeaks` one (the log)
+ *    limits exactly the clients whose peak is above the threshold, so the share of clients
+ *    limited at every threshold is read from the peaks.
  * 3. A pass decides up to 16 thresholds at once: first a geometric grid from 1 to the largest
- *    peak (at which the log and the fixed window refuse nothing; the other strategies are checked
- *    there, and the grid extended by doubling if they still miss the goal), then up to 16 evenly
+ *    peak (at which a `peakExact` strategy refuses nothing; the others are checked there, and
+ *    the grid extended by doubling while they still miss the goal), then up to 16 evenly
  *    spaced thresholds inside the bracket where the goal flips, until the bracket is one wide.
  *    A few passes: about `log_17(largest peak)`.
  *
- * The answer assumes that a larger threshold refuses no more than a smaller one (true of the
- * sliding-window log, the fixed window, the token bucket and GCRA, whose allowed requests grow
- * with the threshold; assumed for the sliding-window counter): it is the smallest threshold of
- * the bracket that meets the goal, whose predecessor does not.
+ * The answer assumes that a larger threshold refuses no more than a smaller one (each entry's
+ * `monotone` says whether that is proven, as for the sliding-window log, the fixed window, the
+ * token bucket and GCRA, whose allowed requests grow with the threshold, or assumed, as for the
+ * sliding-window counter): it is the smallest threshold of the bracket that meets the goal,
+ * whose predecessor does not.
  *
  * @module
  */
 
 import { createQuota, type Quota, type RateLimitStrategy } from 'ratewarden';
 import type { CurvePoint } from './report-data.js';
-import { createStrategy, type StrategyName } from './strategies.js';
+import { strategyEntry, type StrategyName } from './strategies.js';
 
 /** A goal: at most `share` (0 to 1) of the clients limited, or of the requests refused. */
 export interface SuggestGoal {
@@ -107,7 +108,7 @@ export interface ThresholdCounts {
  * Decides every client's requests at each of `thresholds` (one window, one strategy), client by
  * client, each from a fresh state: one pass over the requests. A client whose `peaks` entry is at
  * most a threshold is skipped at it when `skipByPeak` holds (it refuses nothing there: the
- * sliding-window log and the fixed window).
+ * strategy's registry entry is `peakExact`).
  */
 export function decideThresholds(
   runs: ClientRuns,
@@ -183,14 +184,15 @@ export function suggestThreshold(
   for (const goal of goals) {
     if (!(goal.share >= 0 && goal.share <= 1)) throw new RangeError(`Expected a goal's share to be from 0 to 1, got ${goal.share}`);
   }
-  const strategy = createStrategy(strategyName);
+  const entry = strategyEntry(strategyName);
+  const strategy = entry.create();
   // Checks the window (and gives it in ms) with the library's quota builder.
   const windowMs = createQuota({ threshold: 1, windowSeconds }, strategy).windowMs;
   const maxThreshold = largestThreshold(strategy, windowMs);
   const peaks = clientPeaks(runs, windowMs);
   let maxPeak = 0;
   for (let c = 0; c < runs.clients; c++) if ((peaks[c] as number) > maxPeak) maxPeak = peaks[c] as number;
-  const skipByPeak = strategyName === 'sliding-window-log' || strategyName === 'fixed-window';
+  const skipByPeak = entry.peakExact;
   const requests = runs.count;
   const clients = runs.clients;
 
@@ -212,18 +214,19 @@ export function suggestThreshold(
     );
   };
 
-  // The first pass: a geometric grid from 1 to the largest peak, plus, for the log, the exact
-  // answer to a clients-limited goal read from the peaks (and its predecessor).
+  // The first pass: a geometric grid from 1 to the largest peak, plus, when the clients limited
+  // are read from the peaks, the exact answer to a clients-limited goal (and its predecessor).
   const top = Math.max(1, Math.min(maxPeak, maxThreshold));
   const first = geometricGrid(top, PER_PASS);
-  if (strategyName === 'sliding-window-log') {
+  if (entry.clientsLimitedFromPeaks) {
     const fromPeaks = peakAnswer(peaks, goals, clients);
     if (fromPeaks !== undefined) first.push(fromPeaks, fromPeaks - 1);
   }
   decide(first);
-  // Strategies that may still miss the goal at the largest peak: double until one meets it.
+  // Strategies that may still miss the goal at the largest peak (not `peakExact`, which refuse
+  // nothing there): double until one meets it.
   let high = top;
-  while (!meets(high) && high < maxThreshold) {
+  while (!entry.peakExact && !meets(high) && high < maxThreshold) {
     const more: number[] = [];
     for (let t = high; more.length < PER_PASS / 2 && t < maxThreshold; ) {
       t = Math.min(t * 2, maxThreshold);
@@ -267,7 +270,8 @@ export function suggestThreshold(
 }
 
 /**
- * For the sliding-window log and goals on clients limited only: the smallest threshold at which
+ * For a `clientsLimitedFromPeaks` strategy (the sliding-window log) and goals on clients limited
+ * only: the smallest threshold at which
  * at most the goal's share of clients have a peak above it (exact: such a client is limited,
  * any other is not). `undefined` when a goal is on refused requests.
  */
@@ -366,7 +370,8 @@ export function busiestHour(times: Float64Array, clientOf: Uint32Array, order: U
  * replayed policy's own): one pass for the peaks, one for the thresholds.
  */
 export function curveFor(runs: ClientRuns, windowSeconds: number, strategyName: StrategyName, thresholds: readonly number[]): CurvePoint[] {
-  const strategy = createStrategy(strategyName);
+  const entry = strategyEntry(strategyName);
+  const strategy = entry.create();
   const windowMs = createQuota({ threshold: 1, windowSeconds }, strategy).windowMs;
   const peaks = clientPeaks(runs, windowMs);
   let maxPeak = 1;
@@ -376,8 +381,7 @@ export function curveFor(runs: ClientRuns, windowSeconds: number, strategyName: 
   const top = Math.min(maxPeak, largestThreshold(strategy, windowMs));
   const all = [...new Set([...geometricGrid(top, PER_PASS), ...thresholds])].sort((a, b) => a - b);
   const quotas = all.map((threshold) => createQuota({ threshold, windowSeconds }, strategy));
-  const skipByPeak = strategyName === 'sliding-window-log' || strategyName === 'fixed-window';
-  const counts = decideThresholds(runs, strategy, quotas, peaks, skipByPeak);
+  const counts = decideThresholds(runs, strategy, quotas, peaks, entry.peakExact);
   return all.map((threshold, q) => ({
     threshold,
     refusedShare: runs.count > 0 ? (counts.refused[q] as number) / runs.count : 0,

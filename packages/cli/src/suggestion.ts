@@ -8,7 +8,7 @@
  */
 
 import { createQuota } from 'ratewarden';
-import { policyName, type PolicySpec } from './policies.js';
+import { policyName, type Policy } from './policies.js';
 import { silentProgress } from './progress.js';
 import { loadRequests, type LoadOptions } from './load-requests.js';
 import { REPLAY_DEFAULTS, limitedClients, timelineBuckets, type LimitedClient } from './replay.js';
@@ -127,15 +127,13 @@ export async function suggest(options: SuggestOptions): Promise<SuggestSummary> 
   let replayed: ReplayedAnswer[] | undefined;
   let timeline: SuggestSummary['timeline'];
   if (options.replayAnswers === true) {
-    const specs: PolicySpec[] = answers.flatMap((a) =>
-      a.threshold === undefined ? [] : [{ threshold: a.threshold, windowSeconds: a.windowSeconds, strategy: a.strategy }],
+    // Each answer's quota, built once, and a strategy instance of its own to replay it.
+    const specs: Policy[] = answers.flatMap((a) =>
+      a.threshold === undefined ? [] : [{ quota: createQuota({ threshold: a.threshold, windowSeconds: a.windowSeconds }, createStrategy(a.strategy)), strategy: a.strategy }],
     );
     const buckets = timelineBuckets(requests.firstMs, requests.lastMs);
     timeline = { startMs: buckets.startMs, bucketSeconds: buckets.bucketMs / 1000, buckets: buckets.buckets };
-    const policies = specs.map((spec) => ({
-      strategy: createStrategy(spec.strategy),
-      quota: createQuota({ threshold: spec.threshold, windowSeconds: spec.windowSeconds }, createStrategy(spec.strategy)),
-    }));
+    const policies = specs.map((spec) => ({ strategy: createStrategy(spec.strategy), quota: spec.quota }));
     const outcome = simulate(requests, requests.order, policies, { timeline: buckets });
     const names = requests.clientNames;
     const top = options.top ?? REPLAY_DEFAULTS.top;

@@ -116,7 +116,7 @@ describe('ratewarden replay: inputs that tend to break a reader', { timeout: 60_
       '',
     ].join('\n');
     const run = cli(['replay', '-', '--limit', '2/10s', '--json'], text);
-    expect(parsed(run)).toMatchObject({ format: 'json', key: 'JSON field request.client_ip', lines: 4, requests: 3, malformed: 1, rejected: 1, clients: 1 });
+    expect(parsed(run)).toMatchObject({ format: 'json', key: 'JSON field request.client_ip, IPv6 grouped by /64', lines: 4, requests: 3, malformed: 1, rejected: 1, clients: 1 });
     expect(stderrLines(run)).toEqual(['ratewarden: line 1: malformed (no ident): nt_ip":"192.0.2.9"},"status":200}']);
     // The same for an ALB log cut in its first entry.
     const albText = ['1.000 200 200 34 366 "GET / HTTP/1.1" "curl/8.5.0" - -', FORMAT_FIXTURES.alb!.text].join('\n');

@@ -28,8 +28,7 @@ describe('ratewarden replay --key', { timeout: 60_000 }, () => {
 
   it('ip keeps each address apart; ip/64 groups a /64 and IPv4-mapped IPv6 with IPv4, and reports the grouped key', () => {
     expect(cliJson(['replay', '-', '--limit', '1/1m', '--key', 'ip'], V6)).toMatchObject({ key: 'client address', clients: 5, rejected: 0 });
-    expect(cliJson(['replay', '-', '--limit', '1/1m'], V6)).toMatchObject({ clients: 5, rejected: 0 });
-    expect(cliJson(['replay', '-', '--limit', '1/1m', '--key', 'ip/64'], V6)).toMatchObject({
+    const grouped = {
       key: 'client address, IPv6 grouped by /64',
       clients: 3,
       rejected: 2,
@@ -37,7 +36,10 @@ describe('ratewarden replay --key', { timeout: 60_000 }, () => {
         { client: '192.0.2.1', rejected: 1, requests: 2 },
         { client: '2001:db8:1:2::/64', rejected: 1, requests: 2 },
       ],
-    });
+    };
+    expect(cliJson(['replay', '-', '--limit', '1/1m', '--key', 'ip/64'], V6)).toMatchObject(grouped);
+    // ip/64 is the default key, as the middlewares'.
+    expect(cliJson(['replay', '-', '--limit', '1/1m'], V6)).toMatchObject(grouped);
     // /32 holds every address of 2001:db8::/32 as one client; the text report shows its key.
     const wide = cli(['replay', '-', '--limit', '1/1m', '--key', 'ip/32'], V6);
     expect(wide.status).toBe(0);
@@ -110,22 +112,24 @@ describe('ratewarden replay --key', { timeout: 60_000 }, () => {
     it('field:PATH with CLF; user with JSON lines or ALB; ip/N beyond 128', () => {
       for (const format of [[], ['--format', 'clf']]) {
         expect(fails(['--key', 'field:user', ...format], CLF.text)).toBe(
-          'ratewarden: `--key field:PATH` is for JSON-lines logs; this is a Common/Combined Log Format log (keys: ip, ip/N, user)\n',
+          'ratewarden: `--key field:PATH` is for a JSON-lines log; this is a Common/Combined Log Format log (keys: ip, ip/N, user)\n',
         );
         expect(fails(['--key', 'user', ...(format.length > 0 ? ['--format', 'json'] : [])], JSON_LINE)).toBe(
-          "ratewarden: `--key user` is CLF's %u; this is a JSON-lines log: give the user's field, such as `--key field:user_id`\n",
+          'ratewarden: `--key user` is for a Common/Combined Log Format log; this is a JSON-lines log (keys: ip, ip/N, field:PATH)\n',
         );
         expect(fails(['--key', 'user', ...(format.length > 0 ? ['--format', 'alb'] : [])], ALB.text)).toBe(
-          'ratewarden: an AWS ALB log is keyed by the client address: `--key ip` or `--key ip/N`\n',
+          'ratewarden: `--key user` is for a Common/Combined Log Format log; this is an AWS ALB log (keys: ip, ip/N)\n',
         );
       }
-      expect(fails(['--key', 'field:request.client_ip'], ALB.text)).toMatch(/^ratewarden: an AWS ALB log is keyed by the client address/);
-      expect(fails(['--key', 'ip/129'], CLF.text)).toMatch(/^ratewarden: expected `--key` to be ip, ip\/N \(N from 1 to 128: IPv6 grouped by \/N\), user or field:PATH \(a JSON field\), got `ip\/129`\n$/);
+      expect(fails(['--key', 'field:request.client_ip'], ALB.text)).toBe(
+        'ratewarden: `--key field:PATH` is for a JSON-lines log; this is an AWS ALB log (keys: ip, ip/N)\n',
+      );
+      expect(fails(['--key', 'ip/129'], CLF.text)).toMatch(/^ratewarden: expected `--key` to be ip\/N \(N from 1 to 128: IPv6 grouped by \/N\), ip \(addresses as written\), user or field:PATH \(a JSON field\), got `ip\/129`\n$/);
       expect(fails(['--key', 'field:a..b'], JSON_LINE)).toMatch(/^ratewarden: expected `--key` to be .*, got `field:a\.\.b`\n$/);
     });
 
     it('--time-field and --time-format with CLF or ALB', () => {
-      const message = (title: string): string => `ratewarden: \`--time-field\` and \`--time-format\` are for JSON-lines logs; this is ${title}\n`;
+      const message = (title: string): string => `ratewarden: \`--time-field\` and \`--time-format\` are for a JSON-lines log; this is ${title}\n`;
       expect(fails(['--time-field', 'ts'], CLF.text)).toBe(message('a Common/Combined Log Format log'));
       expect(fails(['--time-format', 'epoch-s', '--format', 'clf'], CLF.text)).toBe(message('a Common/Combined Log Format log'));
       expect(fails(['--time-field', 'request_creation_time'], ALB.text)).toBe(message('an AWS ALB log'));

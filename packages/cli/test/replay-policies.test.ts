@@ -103,7 +103,7 @@ describe('ratewarden replay --limit: policies side by side', { timeout: 60_000 }
     const rows = text.stdout.split('\n');
     expect(rows[0]).toBe('ratewarden replay: <stdin>');
     expect(rows[1]).toBe(
-      'log: 5 requests from 1 client (clf; key: client address; time: [timestamp]), 2024-03-10 14:00:00 UTC to 2024-03-10 14:01:04 UTC (64 s), 0 malformed lines',
+      'log: 5 requests from 1 client (clf; key: client address, IPv6 grouped by /64; time: [timestamp]), 2024-03-10 14:00:00 UTC to 2024-03-10 14:01:04 UTC (64 s), 0 malformed lines',
     );
     expect(rows.slice(2, 6).map((row) => row.split(/ {2,}/))).toEqual([
       ['policy', 'strategy', 'refused', 'clients limited', 'peak refused/min', 'worst client'],
@@ -146,12 +146,12 @@ describe('ratewarden replay --limit: errors, one line naming --limit and the val
 
   it('a value that is no limit, or no threshold, window or strategy of one', () => {
     expect(fails(['--limit', '60'])).toBe(`ratewarden: expected \`--limit\` to be ${EXPECTED}, got \`60\`: it has no /DURATION\n`);
-    expect(fails(['--limit', '0/1m'])).toBe('ratewarden: expected the threshold of `--limit 0/1m` to be a positive safe integer, got `0` (number)\n');
-    expect(fails(['--limit', '1.5/1m'])).toBe('ratewarden: expected the threshold of `--limit 1.5/1m` to be a positive safe integer, got `1.5` (number)\n');
+    expect(fails(['--limit', '0/1m'])).toBe('ratewarden: expected `N in --limit 0/1m` to be a positive safe integer, got `0` (number)\n');
+    expect(fails(['--limit', '1.5/1m'])).toBe('ratewarden: expected `N in --limit 1.5/1m` to be a positive safe integer, got `1.5` (number)\n');
     expect(fails(['--limit', '60/0s'])).toBe(
-      'ratewarden: expected the window of `--limit 60/0s` to be a finite number of seconds from 0.001 to 1000000000, got `0` (number)\n',
+      'ratewarden: expected `DURATION in --limit 60/0s` to be a finite number of seconds from 0.001 to 1000000000, got `0` (number)\n',
     );
-    expect(fails(['--limit', '60/0.5ms'])).toMatch(/^ratewarden: expected the window of `--limit 60\/0\.5ms` to be .*, got `0\.0005` \(number\)\n$/);
+    expect(fails(['--limit', '60/0.5ms'])).toMatch(/^ratewarden: expected `DURATION in --limit 60\/0\.5ms` to be .*, got `0\.0005` \(number\)\n$/);
     expect(fails(['--limit', '60/1x'])).toBe(
       `ratewarden: expected \`--limit\` to be ${EXPECTED}, got \`60/1x\`: its window \`1x\` is not a duration such as 500ms, 60s, 60 (seconds), 15m, 1h or 1d\n`,
     );
@@ -159,12 +159,12 @@ describe('ratewarden replay --limit: errors, one line naming --limit and the val
       `ratewarden: expected \`--limit\` to be ${EXPECTED}, got \`60/1m:nope\`: its strategy \`nope\` is not one of sliding-window-log, sliding-window-counter, fixed-window, token-bucket, gcra\n`,
     );
     expect(fails(['--limit', '2000000/1m'])).toMatch(
-      /^ratewarden: expected the threshold of `--limit 2000000\/1m` to be at most 1048576 with the sliding-window-log strategy .*; for larger limits use `--strategy` /,
+      /^ratewarden: expected `N in --limit 2000000\/1m` to be at most 1048576 with the sliding-window-log strategy .*; for larger limits end it with `:sliding-window-counter`, `:fixed-window`, `:token-bucket` or `:gcra`\n$/,
     );
-    expect(fails(['--limit', '4398046512/1s:gcra'])).toMatch(/^ratewarden: expected the threshold of `--limit 4398046512\/1s:gcra` to be at most 4398046511 /);
+    expect(fails(['--limit', '4398046512/1s:gcra'])).toMatch(/^ratewarden: expected `N in --limit 4398046512\/1s:gcra` to be at most 4398046511 /);
     // A bad one among good ones, and a bad one given after the options.
     expect(fails(['--limit', '60/1m', '--limit', '60'])).toMatch(/got `60`: it has no \/DURATION\n$/);
-    expect(fails(['--limit=-1/1m'])).toMatch(/^ratewarden: expected the threshold of `--limit -1\/1m` to be a positive safe integer, got `"-1"` \(string\)\n$/);
+    expect(fails(['--limit=-1/1m'])).toMatch(/^ratewarden: expected `N in --limit -1\/1m` to be a positive safe integer, got `"-1"` \(string\)\n$/);
     expect(fails(['--limit'])).toBe(`ratewarden: option \`--limit\` needs a value (${EXPECTED})\n`);
   });
 

@@ -33,7 +33,7 @@ describe('ratewarden suggest (the built CLI)', { timeout: 60_000 }, () => {
       clients: 1753,
       malformed: 0,
       format: 'clf',
-      key: 'client address',
+      key: 'client address, IPv6 grouped by /64',
       time: '[timestamp]',
       goals: [
         { kind: 'clients-limited', share: 0.01 },
@@ -72,7 +72,7 @@ describe('ratewarden suggest (the built CLI)', { timeout: 60_000 }, () => {
     const lines = text.stdout.split('\n');
     expect(lines[0]).toMatch(/^ratewarden suggest: built-in sample \(.*access-combined\.log\.gz\)$/);
     expect(lines[1]).toBe(
-      'log: 10000 requests from 1753 clients (clf; key: client address; time: [timestamp]), 2015-05-17 10:05:00 UTC to 2015-05-20 21:05:59 UTC (83.0 h), 0 malformed lines',
+      'log: 10000 requests from 1753 clients (clf; key: client address, IPv6 grouped by /64; time: [timestamp]), 2015-05-17 10:05:00 UTC to 2015-05-20 21:05:59 UTC (83.0 h), 0 malformed lines',
     );
     expect(lines[3]).toBe('goal: at most 1% of clients limited, and at most 1% of requests refused');
     expect(lines.slice(5, 9).map((row) => row.split(/ +/).slice(0, 3))).toEqual(

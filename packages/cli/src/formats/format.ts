@@ -5,23 +5,24 @@
  * those bytes into the key string, so that distinct bytes are always distinct keys.
  *
  * The formats: `clf.ts` (NCSA Common/Combined Log Format), `json-lines.ts` (one JSON object per
- * line: nginx `escape=json`, Caddy), `alb.ts` (AWS Application Load Balancer).
+ * line: nginx `escape=json`, Caddy), `alb.ts` (AWS Application Load Balancer), each with its
+ * entry in `registry.ts`.
  *
  * @module
  */
 
 import { isUtf8 } from 'node:buffer';
 
-/** The names of the formats, as `--format` takes them. */
-export type FormatName = 'clf' | 'json' | 'alb';
+/** The names of the formats, as `--format` takes them: the registry's (`registry.ts`). */
+export type { FormatName } from './registry.js';
 
 /**
  * A parser of one access-log line. One instance is reused for every line of an input; its fields
  * hold the result of the last {@link parse}.
  */
 export interface LineFormat {
-  /** The format's name, as `--format` takes it. */
-  readonly name: FormatName;
+  /** The format's name, as `--format` takes it (its entry's in the registry). */
+  readonly name: string;
   /**
    * What the key is, for the report: `client address`, `authenticated user`,
    * `JSON field request.client_ip`.

@@ -242,6 +242,16 @@ function checkField(name: string, value: unknown): string | undefined {
   return value;
 }
 
+/**
+ * How errors name the options of {@link JsonLinesFormat} (the command line passes its own:
+ * `--time-field`, `--time-format`, `--key field:PATH`); by default their own names.
+ */
+export interface JsonLinesNames {
+  readonly timeField?: string | undefined;
+  readonly timeFormat?: string | undefined;
+  readonly keyField?: string | undefined;
+}
+
 const JSON_LINES_OPTIONS = Object.keys({
   timeField: true,
   timeFormat: true,
@@ -292,21 +302,24 @@ export class JsonLinesFormat implements LineFormat {
 
   /**
    * @param options - the fields and the time format; see {@link JsonLinesOptions}.
+   * @param names - how the errors below name each option (default: `timeField`, `timeFormat`,
+   *   `keyField`).
    * @throws {RateWardenTypeError} when `options` is not an object, has a key that is not an
    *   option, or when `timeField`, `keyField` or `timeFormat` is neither a string nor undefined.
    * @throws {RateWardenRangeError} when `timeField` or `keyField` has an empty segment (`""`,
    *   `"a..b"`, `".a"`), or `timeFormat` is not one of `auto`, `iso8601`, `epoch-s`, `epoch-ms`.
    */
-  constructor(options: JsonLinesOptions = {}) {
+  constructor(options: JsonLinesOptions = {}, names: JsonLinesNames = {}) {
     checkObject('options', options, 'a JsonLinesOptions object');
     checkKnownKeys(options, JSON_LINES_OPTIONS, 'JsonLinesFormat options');
-    const timeField = checkField('timeField', options.timeField);
-    const keyField = checkField('keyField', options.keyField);
+    const timeField = checkField(names.timeField ?? 'timeField', options.timeField);
+    const keyField = checkField(names.keyField ?? 'keyField', options.keyField);
     const format: unknown = options.timeFormat;
     const expected = `one of ${JSON_TIME_FORMATS.map((f) => `"${f}"`).join(', ')} or undefined`;
-    if (format !== undefined && typeof format !== 'string') throw typeError('timeFormat', expected, format);
+    const timeFormatName = names.timeFormat ?? 'timeFormat';
+    if (format !== undefined && typeof format !== 'string') throw typeError(timeFormatName, expected, format);
     if (format !== undefined && !(JSON_TIME_FORMATS as readonly string[]).includes(format)) {
-      throw rangeError('timeFormat', expected, format);
+      throw rangeError(timeFormatName, expected, format);
     }
     this.#timeFormat = format === undefined ? 'auto' : (format as JsonTimeFormat);
     this.#timeGiven = timeField !== undefined;

@@ -6,6 +6,7 @@ import { ClfFormat } from '../../src/formats/clf.js';
 import { createFormat, detectFormat, type FormatOptions } from '../../src/formats/detect.js';
 import { JsonLinesFormat } from '../../src/formats/json-lines.js';
 import type { FormatName } from '../../src/formats/format.js';
+import { FORMATS, FORMAT_NAMES, PROBE_ORDER } from '../../src/formats/registry.js';
 
 const detect = (line: string): FormatName | undefined => {
   const bytes = Buffer.from(line);
@@ -47,9 +48,9 @@ describe('detectFormat', () => {
 describe('createFormat', () => {
   it('builds each format with its options', () => {
     expect(createFormat('clf')).toBeInstanceOf(ClfFormat);
-    expect(createFormat('clf', { key: 'user' }).keyLabel).toBe('authenticated user (%u)');
+    expect(createFormat('clf', { key: { kind: 'user' } }).keyLabel).toBe('authenticated user (%u)');
     expect(createFormat('alb')).toBeInstanceOf(AlbFormat);
-    const json = createFormat('json', { key: 'request.remote_ip', timeField: 'ts', timeFormat: 'epoch-s' });
+    const json = createFormat('json', { key: { kind: 'field', path: 'request.remote_ip' }, timeField: 'ts', timeFormat: 'epoch-s' });
     expect(json.keyLabel).toBe('JSON field request.remote_ip');
     if (!(json instanceof JsonLinesFormat)) throw new Error('not a JsonLinesFormat');
     expect(json.timeField).toBe('ts');
@@ -58,18 +59,57 @@ describe('createFormat', () => {
 
   it.each([
     ['xml', {}, RangeError, /Expected `format` to be one of "clf", "json", "alb", got `"xml"` \(string\)/],
+    ['toString', {}, RangeError, /`format`/],
     [3, {}, TypeError, /`format`/],
-    ['clf', { key: 'ip' }, RangeError, /Expected `key` to be "host" or "user" with the clf format, got `"ip"`/],
-    ['clf', { key: 1 }, TypeError, /`key`/],
-    ['clf', { timeField: 'ts' }, RangeError, /Expected `timeField` to be undefined with the clf format/],
-    ['clf', { timeFormat: 'auto' }, RangeError, /`timeFormat` to be undefined with the clf format/],
-    ['alb', { key: 'client' }, RangeError, /`key` to be undefined with the alb format/],
-    ['alb', { timeField: 'time' }, RangeError, /`timeField` to be undefined with the alb format/],
-    ['json', { timeFormat: 'epoch' }, RangeError, /`timeFormat`/],
+    ['clf', { key: { kind: 'field', path: 'a' } }, RangeError, /^`--key field:PATH` is for a JSON-lines log; this is a Common\/Combined Log Format log \(keys: ip, ip\/N, user\)$/],
+    ['clf', { key: 1 }, TypeError, /^Expected `--key` to be a key choice/],
+    ['clf', { key: { kind: 'host' } }, TypeError, /`--key`/],
+    ['clf', { timeField: 'ts' }, RangeError, /^`--time-field` and `--time-format` are for a JSON-lines log; this is a Common\/Combined Log Format log$/],
+    ['clf', { timeFormat: 'auto' }, RangeError, /are for a JSON-lines log; this is a Common/],
+    ['alb', { key: { kind: 'user' } }, RangeError, /^`--key user` is for a Common\/Combined Log Format log; this is an AWS ALB log \(keys: ip, ip\/N\)$/],
+    ['alb', { timeField: 'time' }, RangeError, /this is an AWS ALB log$/],
+    ['json', { key: { kind: 'user' } }, RangeError, /^`--key user` is for a Common\/Combined Log Format log; this is a JSON-lines log \(keys: ip, ip\/N, field:PATH\)$/],
+    ['json', { timeFormat: 'epoch' }, RangeError, /^Expected `--time-format` to be one of auto, iso8601, epoch-s, epoch-ms with a JSON-lines log, got `"epoch"`/],
+    // The parser's own check, naming the option as it was given (no rewriting afterwards).
+    ['json', { timeField: 'a..b' }, RangeError, /^Expected `--time-field` to be a dotted path/],
     ['json', null, TypeError, /`options`/],
   ])('refuses %j with %j', (name, options, type, message) => {
     const make = (): unknown => createFormat(name as FormatName, options as FormatOptions);
     expect(make).toThrow(type);
     expect(make).toThrow(message);
+  });
+
+  it('names the options as it is told', () => {
+    const names = { key: 'key', timeField: 'timeField', timeFormat: 'timeFormat' };
+    expect(() => createFormat('json', { timeField: '.a' }, names)).toThrow(/^Expected `timeField` to be a dotted path/);
+    expect(() => createFormat('clf', { timeField: 'ts' }, names)).toThrow(/^`timeField` and `timeFormat` are for a JSON-lines log/);
+  });
+});
+
+describe('the format registry', () => {
+  it('each entry builds a parser of its own name, and every rule is read from the entry', () => {
+    for (const format of FORMATS) {
+      expect(createFormat(format.name).name).toBe(format.name);
+      for (const kind of ['ip', 'user', 'field'] as const) {
+        const key = kind === 'field' ? { kind, path: 'k' } : { kind };
+        const build = (): unknown => createFormat(format.name, { key });
+        if ((format.keys as readonly string[]).includes(kind)) expect(build).not.toThrow();
+        else expect(build).toThrow(RangeError);
+      }
+      const timed = (): unknown => createFormat(format.name, { timeField: 't' });
+      if (format.timeFormats === undefined) expect(timed).toThrow(RangeError);
+      else expect(timed).not.toThrow();
+    }
+    expect(FORMAT_NAMES).toEqual(['clf', 'json', 'alb']);
+  });
+
+  it("each probe takes its own format's line and detectFormat tries them in probe order", () => {
+    const lines: Record<string, string> = { clf: CLF, json: '{"ts":1}', alb: ALB };
+    const bytes = (line: string): Buffer => Buffer.from(line);
+    for (const format of FORMATS) {
+      const line = bytes(lines[format.name] as string);
+      expect(format.probe(line, 0, line.length), format.name).toBe(true);
+    }
+    expect(PROBE_ORDER.map((f) => f.name)).toEqual(['json', 'alb', 'clf']);
   });
 });

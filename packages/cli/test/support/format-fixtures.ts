@@ -106,7 +106,7 @@ export const CLF: FormatFixture = {
     lines: 12,
     malformed: 3,
     format: 'clf',
-    key: 'client address',
+    key: 'client address, IPv6 grouped by /64',
     time: '[timestamp]',
     first_time: '2024-03-10T14:00:01.000Z',
     last_time: '2024-03-10T14:00:12.000Z',
@@ -172,7 +172,7 @@ export const CADDY: FormatFixture = {
     lines: 12,
     malformed: 3,
     format: 'json',
-    key: 'JSON field request.client_ip',
+    key: 'JSON field request.client_ip, IPv6 grouped by /64',
     time: 'JSON field ts (auto)',
     first_time: '2024-03-10T14:00:01.000Z',
     last_time: '2024-03-10T14:00:11.000Z',
@@ -226,7 +226,7 @@ export const NGINX: FormatFixture = {
     lines: 11,
     malformed: 2,
     format: 'json',
-    key: 'JSON field remote_addr',
+    key: 'JSON field remote_addr, IPv6 grouped by /64',
     time: 'JSON field time_iso8601 (auto)',
     first_time: '2024-03-10T14:00:01.000Z',
     last_time: '2024-03-10T14:00:12.000Z',
@@ -293,11 +293,12 @@ const ALB_LINES = [
 export const ALB: FormatFixture = {
   format: 'alb',
   text: ALB_LINES.join(''),
-  expected: expectedOutcome('192.0.2.10', '2001:db8::7', {
+  // The default key, ip/64: the IPv6 client is its /64 network.
+  expected: expectedOutcome('192.0.2.10', '2001:db8::/64', {
     lines: 15,
     malformed: 6,
     format: 'alb',
-    key: 'client address',
+    key: 'client address, IPv6 grouped by /64',
     time: 'request_creation_time',
     first_time: '2024-03-10T14:00:01.000Z',
     last_time: '2024-03-10T14:00:12.000Z',
